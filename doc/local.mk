@@ -1,0 +1,1 @@
+# doc: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# etc: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# plugins/job_submit: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# plugins/preempt: part of the top Makefile.am

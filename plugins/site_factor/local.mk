@@ -1,0 +1,1 @@
+# plugins/site_factor: part of the top Makefile.am

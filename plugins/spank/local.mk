@@ -1,0 +1,1 @@
+# plugins/spank: part of the top Makefile.am

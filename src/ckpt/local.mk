@@ -1,0 +1,1 @@
+# src/ckpt: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# src/core: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# testsuite/fuzz: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# testsuite/unit: part of the top Makefile.am
