@@ -1,0 +1,1 @@
+# src/ft: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# src/replay: part of the top Makefile.am

@@ -1,0 +1,1 @@
+# src/views: part of the top Makefile.am
