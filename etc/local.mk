@@ -1,1 +1,2 @@
-# etc: part of the top Makefile.am
+# Example configuration, installed into $(datadir)/idletime.
+dist_idletimeetc_DATA += etc/idletime.json
