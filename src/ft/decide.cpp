@@ -1,0 +1,98 @@
+// Restart decision, backoff and hang detection.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "ft/ft.hpp"
+
+namespace idletime::ft {
+
+const char *action_str(Action a) {
+    switch (a) {
+    case Action::Complete: return "complete";
+    case Action::Restart: return "restart";
+    case Action::Fail: return "fail";
+    }
+    return "?";
+}
+
+uint32_t backoff_s(const FtSettings &s, uint32_t n) {
+    if (n == 0 || s.backoff_initial_s == 0) return 0;
+    double d = double(s.backoff_initial_s) * std::pow(std::max(1.0, s.backoff_factor), n - 1);
+    if (!(d < double(s.backoff_max_s))) return s.backoff_max_s;  // also catches inf/nan
+    return static_cast<uint32_t>(d);
+}
+
+static Decision preempted(const FtSettings &s, const Counters &c) {
+    Decision d;
+    d.after = c;
+    d.after.preemptions++;
+    if (s.max_preemptions > 0 && d.after.preemptions > s.max_preemptions) {
+        d.action = Action::Fail;
+        d.reason = "max preemptions exceeded (" + std::to_string(s.max_preemptions) + ")";
+        return d;
+    }
+    d.action = Action::Restart;
+    d.reason = "preempted (preemption " + std::to_string(d.after.preemptions) + ")";
+    return d;
+}
+
+Decision decide(const FtSettings &s, const Counters &c, const Classification &cl) {
+    Decision d;
+    d.after = c;
+    switch (cl.verdict) {
+    case Verdict::Success:
+        d.action = Action::Complete;
+        d.reason = "completed";
+        return d;
+    case Verdict::Preempted:
+        return preempted(s, c);
+    case Verdict::Permanent:
+        d.action = Action::Fail;
+        d.reason = "permanent failure: " + cl.reason;
+        return d;
+    case Verdict::Retryable:
+        break;
+    }
+    if (c.failures >= s.max_restarts) {
+        d.action = Action::Fail;
+        d.reason = "max restarts exceeded (last cause: " + cl.reason + ")";
+        return d;
+    }
+    d.after.failures++;
+    d.action = Action::Restart;
+    d.delay_s = backoff_s(s, d.after.failures);
+    d.reason = "restart " + std::to_string(d.after.failures) + "/" +
+               std::to_string(s.max_restarts) + " after " + std::to_string(d.delay_s) +
+               " s: " + cl.reason;
+    return d;
+}
+
+bool parse_heartbeat(const std::string &text, Heartbeat &out) {
+    std::istringstream in(text);
+    long long step = -1, t = -1;
+    int saving = -1;
+    std::string rest;
+    if (!(in >> step >> t >> saving) || step < 0 || t < 0 || (saving != 0 && saving != 1))
+        return false;
+    if (in >> rest) return false;  // trailing garbage
+    out = Heartbeat{uint64_t(step), int64_t(t), saving == 1};
+    return true;
+}
+
+HangCheck hang_check(uint32_t timeout_s, const Activity &a, int64_t now) {
+    HangCheck h;
+    int64_t last = std::max({a.started, a.last_output, a.last_heartbeat});
+    h.silent_s = now > last ? now - last : 0;
+    if (timeout_s == 0) return h;
+    if (a.saving) {
+        h.next_check = now + 1;  // re-check as soon as the save may have ended
+        return h;
+    }
+    h.hung = h.silent_s >= int64_t(timeout_s);
+    h.next_check = h.hung ? now : last + timeout_s;
+    return h;
+}
+
+}  // namespace idletime::ft
