@@ -1,0 +1,158 @@
+/*
+ * idletime checkpoint library (libidletime-ckpt): atomic, verified checkpoints, the preemption
+ * notice, a progress heartbeat and fast release of a preempted Slurm job.
+ *
+ * Conventions
+ *   - Every function returns 0 on success or a negative errno value (-EINVAL, -ENOENT, -EIO, ...);
+ *     on failure idletime_ckpt_last_error(h) gives a one-line message. No function throws,
+ *     aborts or exits. Sizes are bytes, times are seconds since the Unix epoch, steps are
+ *     caller-chosen uint64_t numbers (newer = larger).
+ *   - A handle is used by one thread at a time; the library runs one background thread of its own
+ *     for asynchronous saves.
+ *
+ * Layout on disk (the directory is trusted only if it is a real directory, owned by the caller's
+ * effective uid and not group/world writable; otherwise open fails and nothing is read):
+ *   <dir>/step-<12-digit step>/<name>...        data files, one per added buffer
+ *   <dir>/step-<12-digit step>/MANIFEST.json    written last: {"format":"idletime-ckpt-1",
+ *        "step":N, "job_id":"123", "uid":U, "saved_at":T, "saved_at_ns":NS,
+ *        "files":[{"name":..,"size":..,"sha256":"<64 hex>"}], "munge":"<credential>"}
+ *   The munge credential's payload is "idletime-ckpt-1 job=<job id> step=<step> digest=<sha256 of
+ *   the manifest's canonical text>"; the canonical text covers every field above but "munge".
+ *   A checkpoint is written into <dir>/.tmp-step-N-<pid>/, every file and the directory are
+ *   fsynced, then it is renamed into place and <dir> is fsynced. Stale .tmp-* entries are removed
+ *   on open.
+ *
+ * Environment
+ *   IDLETIME_CKPT_DIR        checkpoint directory when open() gets dir == NULL
+ *   SLURM_JOB_ID             default job id
+ *   IDLETIME_MUNGE_SOCKET    munged socket (default: libmunge's default socket)
+ *   IDLETIME_CKPT_SIGNAL     notice signal: name ("USR1", "SIGUSR2") or number; default SIGUSR1
+ *   IDLETIME_GRACE_TIME      seconds from the notice to the deadline (default 0)
+ *   IDLETIME_HEARTBEAT_FILE  heartbeat file written by idletime_ckpt_progress (unset: no-op)
+ */
+#ifndef IDLETIME_CKPT_H
+#define IDLETIME_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct idletime_ckpt idletime_ckpt_t;
+
+/* Receives each message about a rejected checkpoint or a cleanup (one line, no newline).
+ * Default sink: stderr with the prefix "idletime/ckpt: ". May be called from the library's
+ * background thread (pruning after an async save). */
+typedef void (*idletime_ckpt_log_fn)(void *arg, const char *msg);
+
+typedef struct idletime_ckpt_options {
+    unsigned keep_last;       /* complete checkpoints to keep, >= 1; 0 = default 3 */
+    const char *job_id;       /* NULL = env SLURM_JOB_ID (unset: no job id); "" = no job id */
+    int require_munge;        /* -1 = default (1 iff a job id is known), 0 = off, 1 = on.
+                               * On: every save carries a munge credential and latest() accepts
+                               * only checkpoints whose credential decodes to the caller's uid
+                               * with the same job id, step and digest. Off: none written or
+                               * checked. */
+    idletime_ckpt_log_fn log; /* NULL = stderr */
+    void *log_arg;
+} idletime_ckpt_options_t;
+
+/* Fills *opt with the defaults above. */
+void idletime_ckpt_options_init(idletime_ckpt_options_t *opt);
+
+/* Opens (creating with mode 0700 if missing; the parent must exist) the checkpoint directory.
+ * dir NULL = env IDLETIME_CKPT_DIR; opt NULL = defaults. On failure *out is a handle that only
+ * carries the error message (read it with last_error, free it with close) or NULL when out of
+ * memory. Errors: -EINVAL (no dir, bad option), -EPERM (untrusted directory: symlink, other
+ * owner, group/world writable, not a directory), -ENOENT (parent missing), other -errno. */
+int idletime_ckpt_open(const char *dir, const idletime_ckpt_options_t *opt, idletime_ckpt_t **out);
+
+/* Waits for an in-flight save, then frees h. NULL is fine. Returns the in-flight save's result. */
+int idletime_ckpt_close(idletime_ckpt_t *h);
+
+/* One-line message of the last failure on h ("" if none). Valid until the next call on h. */
+const char *idletime_ckpt_last_error(const idletime_ckpt_t *h);
+
+/* The checkpoint directory (absolute path as given/resolved). */
+const char *idletime_ckpt_dir(const idletime_ckpt_t *h);
+
+/* Newest complete checkpoint: manifest parses, every file has its size and SHA-256, and (munge
+ * required) the credential decodes to our uid and job (expired/replayed credentials count as
+ * authentic). Rejected ones are logged and skipped. *step gets its step; path (may be NULL) gets
+ * its directory. Returns 0, -ENOENT (none), -ERANGE (path_len too small), -EIO. */
+int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t path_len);
+
+/* ---- Saving ----
+ * begin(step) -> add(name, data, size)... -> commit() or commit_async().
+ * Names: 1-200 chars of [A-Za-z0-9._-], not starting with '.', not "MANIFEST.json", unique.
+ * add() records the pointer only: the buffer must stay valid and unchanged until commit() or
+ * commit_async() returns. commit_async() copies all buffers into library memory (reused from
+ * save to save), returns, and persists in the background thread. At most one save is in
+ * flight: commit_async() and commit() first WAIT for a previous in-flight save (they never
+ * return EBUSY). A failed background save is never published; its error is returned once by
+ * the next call of begin/commit/commit_async/wait/release (that call does nothing else; call
+ * it again). After each successful save, older complete checkpoints beyond keep_last are
+ * deleted; the newest complete one is never deleted. Errors: -EINVAL (bad name/step/order,
+ * step <= newest saved), -EEXIST (duplicate name), -ENOSPC/-EIO/-EACCES... from the disk,
+ * -EPROTO (munge could not sign). */
+int idletime_ckpt_begin(idletime_ckpt_t *h, uint64_t step);
+int idletime_ckpt_add(idletime_ckpt_t *h, const char *name, const void *data, size_t size);
+int idletime_ckpt_commit(idletime_ckpt_t *h);
+int idletime_ckpt_commit_async(idletime_ckpt_t *h);
+/* Waits until no save is in flight; returns its error if it failed (once). */
+int idletime_ckpt_wait(idletime_ckpt_t *h);
+/* 1 while an async save is being persisted, else 0. */
+int idletime_ckpt_saving(const idletime_ckpt_t *h);
+
+/* ---- Reading a complete checkpoint (verified like latest(); -ENOENT if step is not complete
+ * or was rejected) ---- */
+int idletime_ckpt_file_count(idletime_ckpt_t *h, uint64_t step, size_t *count);
+/* i-th file (manifest order); *name valid until the next call on h. size may be NULL. */
+int idletime_ckpt_file_info(idletime_ckpt_t *h, uint64_t step, size_t i, const char **name,
+                            uint64_t *size);
+/* Reads file name into buf (cap bytes); *len = its size. The bytes read are checked against the
+ * manifest's size and SHA-256 again. -ERANGE if cap is too small (then *len = needed size),
+ * -ENOENT unknown name, -EIO mismatch. */
+int idletime_ckpt_read(idletime_ckpt_t *h, uint64_t step, const char *name, void *buf, size_t cap,
+                       size_t *len);
+/* Path of file name into path (path_len bytes); -ERANGE if too small. */
+int idletime_ckpt_file_path(idletime_ckpt_t *h, uint64_t step, const char *name, char *path,
+                            size_t path_len);
+
+/* ---- Preemption notice ----
+ * Installs handlers for signo (0 = env IDLETIME_CKPT_SIGNAL, default SIGUSR1) and SIGTERM. The
+ * handlers only set a flag and record the time (process-wide; previous handlers are replaced).
+ * NCCL also uses SIGUSR1: pick another signal through the environment when it matters.
+ * Errors: -EINVAL (unknown signal name/number or SIGKILL/SIGSTOP). */
+int idletime_ckpt_install_notice(idletime_ckpt_t *h, int signo);
+/* 1 once the notice (or SIGTERM) arrived, else 0. */
+int idletime_ckpt_preempt_requested(const idletime_ckpt_t *h);
+/* Notice time + IDLETIME_GRACE_TIME seconds (epoch seconds), or 0 before any notice. */
+int64_t idletime_ckpt_deadline(const idletime_ckpt_t *h);
+/* Signal number the notice handler listens to, or 0 if not installed. */
+int idletime_ckpt_notice_signal(const idletime_ckpt_t *h);
+
+/* ---- Heartbeat ----
+ * Replaces the file env IDLETIME_HEARTBEAT_FILE (temp file + rename, no fsync) with one line
+ *   "<step> <unix_time> <saving 0|1>\n"
+ * saving is 1 while a save is being persisted (the library rewrites the file itself when a
+ * save starts and ends), so a hang detector must not fire while it is 1. Env unset: no-op,
+ * returns 0. */
+int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
+
+/* ---- Fast release ----
+ * Waits for the in-flight save, and if it (and every earlier one) succeeded, asks Slurm to
+ * requeue our own job now (slurm_requeue(job_id, 0)) so the preempting job need not wait for the
+ * grace period. Call it only after a preemption notice: a job that finished its work should just
+ * exit. On success Slurm will terminate this job shortly; exit. Errors: -EINVAL (no job id or a
+ * non-numeric one; checked first, Slurm is not contacted), a failed save's error (nothing is
+ * requeued), -ECANCELED (Slurm refused; the message has Slurm's reason). */
+int idletime_ckpt_release(idletime_ckpt_t *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IDLETIME_CKPT_H */

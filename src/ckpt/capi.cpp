@@ -1,0 +1,305 @@
+// extern "C" surface of libidletime-ckpt: the only place exceptions stop.
+#include "idletime/ckpt.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "ckpt/notice.hpp"
+#include "ckpt/session.hpp"
+
+using idletime::ckpt::Error;
+
+struct idletime_ckpt {
+    std::string err;
+    std::string name;  // storage for file_info's *name
+    std::string dir;
+    std::unique_ptr<idletime::ckpt::Session> s;
+};
+
+namespace {
+
+template <class F>
+int guard(idletime_ckpt_t *h, F &&f) noexcept
+{
+    if (!h)
+        return -EINVAL;
+    try {
+        if (!h->s)
+            throw Error(-EBADF, "checkpoint handle was not opened: " + h->err);
+        return f(*h->s);
+    } catch (const Error &e) {
+        h->err = e.what();
+        return e.code() < 0 ? e.code() : -EIO;
+    } catch (const std::bad_alloc &) {
+        h->err = "out of memory";
+        return -ENOMEM;
+    } catch (const std::exception &e) {
+        try {
+            h->err = e.what();
+        } catch (...) {
+        }
+        return -EIO;
+    } catch (...) {
+        return -EIO;
+    }
+}
+
+int copy_out(const std::string &s, char *buf, size_t len)
+{
+    if (!buf)
+        return 0;
+    if (s.size() + 1 > len)
+        throw Error(-ERANGE, "buffer of " + std::to_string(len) + " bytes is too small for " + s);
+    std::memcpy(buf, s.c_str(), s.size() + 1);
+    return 0;
+}
+
+idletime::ckpt::StoreOptions store_options(const idletime_ckpt_options_t &o)
+{
+    idletime::ckpt::StoreOptions so;
+    so.keep_last = o.keep_last ? o.keep_last : 3;
+    if (o.job_id) {
+        so.job_id = o.job_id;
+    } else if (const char *j = std::getenv("SLURM_JOB_ID")) {
+        so.job_id = j;
+    }
+    if (o.require_munge < -1 || o.require_munge > 1)
+        throw Error(-EINVAL, "require_munge must be -1 (default), 0 or 1");
+    so.require_munge = o.require_munge == -1 ? !so.job_id.empty() : o.require_munge == 1;
+    return so;
+}
+
+idletime::ckpt::LogFn make_log(const idletime_ckpt_options_t &o)
+{
+    if (o.log) {
+        auto fn = o.log;
+        void *arg = o.log_arg;
+        return [fn, arg](const std::string &m) { fn(arg, m.c_str()); };
+    }
+    return [](const std::string &m) { std::fprintf(stderr, "idletime/ckpt: %s\n", m.c_str()); };
+}
+
+}  // namespace
+
+extern "C" {
+
+void idletime_ckpt_options_init(idletime_ckpt_options_t *opt)
+{
+    if (!opt)
+        return;
+    std::memset(opt, 0, sizeof *opt);
+    opt->keep_last = 3;
+    opt->require_munge = -1;
+}
+
+int idletime_ckpt_open(const char *dir, const idletime_ckpt_options_t *opt, idletime_ckpt_t **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = new (std::nothrow) idletime_ckpt;
+    idletime_ckpt_t *h = *out;
+    if (!h)
+        return -ENOMEM;
+    try {
+        idletime_ckpt_options_t o;
+        idletime_ckpt_options_init(&o);
+        if (opt)
+            o = *opt;
+        if (!dir)
+            dir = std::getenv("IDLETIME_CKPT_DIR");
+        if (!dir || !*dir)
+            throw Error(-EINVAL, "no checkpoint directory: pass one or set IDLETIME_CKPT_DIR");
+        h->dir = dir;
+        h->s = std::make_unique<idletime::ckpt::Session>(h->dir, store_options(o), make_log(o));
+        return 0;
+    } catch (const Error &e) {
+        h->err = e.what();
+        return e.code() < 0 ? e.code() : -EIO;
+    } catch (const std::bad_alloc &) {
+        h->err = "out of memory";
+        return -ENOMEM;
+    } catch (const std::exception &e) {
+        h->err = e.what();
+        return -EIO;
+    } catch (...) {
+        h->err = "unknown error";
+        return -EIO;
+    }
+}
+
+int idletime_ckpt_close(idletime_ckpt_t *h)
+{
+    if (!h)
+        return 0;
+    int rc = h->s ? guard(h, [](auto &s) { s.wait(); return 0; }) : 0;
+    try {
+        h->s.reset();
+    } catch (...) {
+    }
+    delete h;
+    return rc;
+}
+
+const char *idletime_ckpt_last_error(const idletime_ckpt_t *h)
+{
+    return h ? h->err.c_str() : "no checkpoint handle";
+}
+
+const char *idletime_ckpt_dir(const idletime_ckpt_t *h) { return h ? h->dir.c_str() : ""; }
+
+int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t path_len)
+{
+    return guard(h, [&](auto &s) {
+        auto l = s.store().latest();
+        if (!l)
+            throw Error(-ENOENT, "no complete checkpoint in " + s.store().dir());
+        copy_out(s.store().step_path(*l), path, path_len);
+        if (step)
+            *step = *l;
+        return 0;
+    });
+}
+
+int idletime_ckpt_begin(idletime_ckpt_t *h, uint64_t step)
+{
+    return guard(h, [&](auto &s) { s.begin(step); return 0; });
+}
+
+int idletime_ckpt_add(idletime_ckpt_t *h, const char *name, const void *data, size_t size)
+{
+    return guard(h, [&](auto &s) {
+        if (!name)
+            throw Error(-EINVAL, "add(): name is NULL");
+        s.add(name, data, size);
+        return 0;
+    });
+}
+
+int idletime_ckpt_commit(idletime_ckpt_t *h)
+{
+    return guard(h, [](auto &s) { s.commit(); return 0; });
+}
+
+int idletime_ckpt_commit_async(idletime_ckpt_t *h)
+{
+    return guard(h, [](auto &s) { s.commit_async(); return 0; });
+}
+
+int idletime_ckpt_wait(idletime_ckpt_t *h)
+{
+    return guard(h, [](auto &s) { s.wait(); return 0; });
+}
+
+int idletime_ckpt_saving(const idletime_ckpt_t *h)
+{
+    return h && h->s && h->s->saving() ? 1 : 0;
+}
+
+int idletime_ckpt_file_count(idletime_ckpt_t *h, uint64_t step, size_t *count)
+{
+    return guard(h, [&](auto &s) {
+        auto m = s.store().complete(step);
+        if (count)
+            *count = m->files.size();
+        return 0;
+    });
+}
+
+int idletime_ckpt_file_info(idletime_ckpt_t *h, uint64_t step, size_t i, const char **name,
+                            uint64_t *size)
+{
+    return guard(h, [&](auto &s) {
+        auto m = s.store().complete(step);
+        if (i >= m->files.size())
+            throw Error(-ENOENT, "file index " + std::to_string(i) + " out of range (step has " +
+                                     std::to_string(m->files.size()) + " files)");
+        h->name = m->files[i].name;
+        if (name)
+            *name = h->name.c_str();
+        if (size)
+            *size = m->files[i].size;
+        return 0;
+    });
+}
+
+int idletime_ckpt_read(idletime_ckpt_t *h, uint64_t step, const char *name, void *buf, size_t cap,
+                       size_t *len)
+{
+    return guard(h, [&](auto &s) {
+        if (!name || (!buf && cap))
+            throw Error(-EINVAL, "read(): name or buffer is NULL");
+        auto m = s.store().complete(step);
+        for (const auto &f : m->files)
+            if (f.name == name && len)
+                *len = f.size;
+        size_t got = s.store().read(step, name, buf, cap);
+        if (len)
+            *len = got;
+        return 0;
+    });
+}
+
+int idletime_ckpt_file_path(idletime_ckpt_t *h, uint64_t step, const char *name, char *path,
+                            size_t path_len)
+{
+    return guard(h, [&](auto &s) {
+        if (!name || !path)
+            throw Error(-EINVAL, "file_path(): name or path is NULL");
+        auto m = s.store().complete(step);
+        for (const auto &f : m->files)
+            if (f.name == name)
+                return copy_out(s.store().step_path(step) + "/" + name, path, path_len);
+        throw Error(-ENOENT, "checkpoint step " + std::to_string(step) + " has no file \"" +
+                                 std::string(name) + "\"");
+    });
+}
+
+int idletime_ckpt_install_notice(idletime_ckpt_t *h, int signo)
+{
+    return guard(h, [&](auto &) { idletime::ckpt::install_notice(signo); return 0; });
+}
+
+int idletime_ckpt_preempt_requested(const idletime_ckpt_t *)
+{
+    return idletime::ckpt::notice_received() ? 1 : 0;
+}
+
+int64_t idletime_ckpt_deadline(const idletime_ckpt_t *) { return idletime::ckpt::notice_deadline(); }
+
+int idletime_ckpt_notice_signal(const idletime_ckpt_t *) { return idletime::ckpt::notice_signal(); }
+
+int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step)
+{
+    return guard(h, [&](auto &s) { s.heartbeat().progress(step); return 0; });
+}
+
+int idletime_ckpt_release(idletime_ckpt_t *h)
+{
+    return guard(h, [](auto &s) {
+        const std::string &job = s.store().options().job_id;
+        char *end = nullptr;
+        unsigned long id = job.empty() ? 0 : std::strtoul(job.c_str(), &end, 10);
+        if (job.empty() || *end || id == 0 || id > UINT32_MAX)
+            throw Error(-EINVAL, "release: no numeric Slurm job id (SLURM_JOB_ID or the job_id "
+                                 "option); nothing to requeue");
+        s.wait();  // the final save must be durable first
+        static std::once_flag once;
+        std::call_once(once, [] { slurm_init(nullptr); });
+        if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
+            throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
+                                        slurm_strerror(slurm_get_errno()));
+        return 0;
+    });
+}
+
+}  // extern "C"
+

@@ -1,0 +1,74 @@
+// One trusted checkpoint directory: trust checks, the commit protocol, verification, pruning.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "ckpt/manifest.hpp"
+#include "ckpt/util.hpp"
+
+namespace idletime::ckpt {
+
+struct StoreOptions {
+    unsigned keep_last = 3;
+    std::string job_id;  // "" = none
+    bool require_munge = false;
+};
+
+using LogFn = std::function<void(const std::string &)>;
+
+// One buffer to persist; data stays owned by the caller until persist() returns.
+struct Item {
+    std::string name;
+    const void *data = nullptr;
+    size_t size = 0;
+};
+
+class Store {
+public:
+    // Creates dir (0700) if missing; throws Error(-EPERM, ...) if it is not trustworthy.
+    Store(const std::string &dir, StoreOptions opt, LogFn log);
+
+    const std::string &dir() const { return dir_; }
+    const StoreOptions &options() const { return opt_; }
+    std::string step_path(uint64_t step) const;
+
+    // Newest complete checkpoint; rejected ones are logged and skipped.
+    std::optional<uint64_t> latest();
+    // Verified manifest of step (cached after the first verification); throws Error(-ENOENT).
+    std::shared_ptr<const Manifest> complete(uint64_t step);
+    // Commit protocol; throws Error on any failure and leaves no trace of the attempt.
+    void persist(uint64_t step, const std::vector<Item> &items);
+    // Reads one file of a complete checkpoint, checking size and SHA-256 again.
+    size_t read(uint64_t step, const std::string &name, void *buf, size_t cap);
+
+private:
+    void check_trusted(const std::string &what, uid_t uid, mode_t mode) const;
+    Manifest verify(uint64_t step) const;
+    void verify_file(int sd, const FileEntry &f) const;
+    FileEntry write_file(int td, const Item &it) const;
+    void write_manifest(int td, Manifest &m) const;
+    void publish(const std::string &tmp, uint64_t step);
+    void prune(uint64_t newest);
+    void clean_stale();
+    std::vector<std::string> entries() const;
+    std::vector<uint64_t> steps_desc() const;
+
+    std::string dir_;
+    Fd fd_;
+    StoreOptions opt_;
+    LogFn log_;
+    uid_t uid_;
+    std::mutex mu_;  // guards cache_ (persist runs in the background thread)
+    std::map<uint64_t, std::shared_ptr<const Manifest>> cache_;
+};
+
+}  // namespace idletime::ckpt
