@@ -1,0 +1,111 @@
+// Trace -> job stream for the local cluster (pure: no I/O, no clock, no Slurm).
+//
+// Rules (doc/replay/README.md explains why):
+// - class: LS, Burstable, Guaranteed pods -> guaranteed jobs of a quota; BE -> idle-time jobs.
+// - pool: a pod's allowed models are mapped to local GPU specs (model_to_spec); models not in
+//   the map are dropped; a pod whose models all drop is skipped. An unconstrained pod (or one
+//   allowing several local specs) gets a pool by a seeded hash, weighted by pool capacity.
+// - team: a seeded hash of the pod name picks one of `teams` quotas in that pool.
+// - GPUs: gpu_milli < 1000 (shared GPU) -> 1 whole GPU (RoundUp) or skipped (Skip);
+//   more than max_gpus_per_job -> capped.
+// - time: only pods running inside [window_start_s, window_start_s + window_len_s) are kept;
+//   a pod running at the window start is submitted at offset 0 (carry_over); ends are clipped
+//   to the window end; offsets and durations are divided by `compress`; durations are at
+//   least min_duration_s.
+// - quotas: per pool, each team's time-weighted p95 of concurrent guaranteed GPUs in the
+//   window; the pool's capacity is shared out in proportion (largest remainder), so the
+//   quotas of a pool sum to its capacity; each quota is at least its team's largest job
+//   (guaranteed or idle-time, so that with borrowing off every job still fits its quota).
+#pragma once
+#include "replay/trace.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace idletime::replay {
+
+struct LocalPool {
+    std::string name;  // pool name, used in quota and partition names ("a100")
+    std::string spec;  // GPU spec (GRES type) of its nodes ("a100")
+    int gpus = 0;      // capacity, GPUs
+};
+
+enum class Fractional { RoundUp, Skip };
+enum class JobClass { Guaranteed, Idle };
+
+const char *job_class_name(JobClass c);
+
+struct MapOptions {
+    int64_t window_start_s = 0;       // trace seconds
+    int64_t window_len_s = 0;         // trace seconds, > 0
+    double compress = 1.0;            // trace seconds per replay second, >= 1
+    uint64_t seed = 1;
+    int teams = 2;                    // quotas per pool, >= 1
+    std::vector<LocalPool> pools;     // at least one
+    std::map<std::string, std::string> model_to_spec;  // trace model -> local spec
+    Fractional fractional = Fractional::RoundUp;
+    int max_gpus_per_job = 4;         // node size of the local cluster
+    double min_duration_s = 3.0;      // replay seconds
+    bool carry_over = true;
+};
+
+struct ReplayJob {
+    std::string id;         // trace pod name
+    double submit_s = 0;    // offset from replay start, seconds
+    double duration_s = 0;  // work to do, seconds of run time
+    int gpus = 1;
+    JobClass cls = JobClass::Guaranteed;
+    std::string quota;      // quota (team) the job belongs to
+    std::string pool;
+    std::string spec;
+};
+
+struct Quota {
+    std::string name;       // "<pool>-t<k>"
+    std::string pool;
+    int gpus = 0;
+    double p95_gpus = 0;    // demand that set it (before scaling)
+};
+
+// Why pods were dropped or changed; every pod lands in exactly one of the first six counters.
+struct MapStats {
+    int pods = 0;
+    int kept = 0;
+    int no_gpu = 0;
+    int never_scheduled = 0;
+    int outside_window = 0;
+    int unmapped_spec = 0;
+    int fractional_skipped = 0;
+    int fractional_rounded = 0;   // kept, shared GPU rounded up to one
+    int gpus_capped = 0;          // kept, num_gpu above max_gpus_per_job
+    int be_capped_to_quota = 0;   // kept, idle-time job larger than its team's quota
+    int carried_over = 0;         // kept, running at the window start
+    int clipped_at_end = 0;       // kept, still running at the window end
+    int guaranteed = 0;
+    int idle = 0;
+};
+
+struct JobStream {
+    std::vector<ReplayJob> jobs;   // sorted by submit_s, then id
+    std::vector<Quota> quotas;     // by pool, then team
+    MapStats stats;
+    double span_s = 0;             // window_len_s / compress
+};
+
+// Throws std::invalid_argument (one line) for bad options or quotas that cannot fit.
+JobStream map_trace(const std::vector<TraceRecord> &records, const MapOptions &opt);
+
+// Time-weighted p-quantile (0..1) of a step function given as (time, delta) changes over
+// [t0, t1). Exposed for tests.
+double weighted_quantile(std::vector<std::pair<double, int>> changes, double t0, double t1, double p);
+
+// Splits `total` in proportion to `weights` with per-entry minimums (largest remainder).
+// Throws std::invalid_argument when the minimums exceed `total`.
+std::vector<int> apportion(int total, const std::vector<double> &weights, const std::vector<int> &mins);
+
+// Stable 64-bit FNV-1a of seed and text (same on every platform, unlike std::hash).
+uint64_t stable_hash(uint64_t seed, const std::string &text);
+
+}  // namespace idletime::replay

@@ -1,0 +1,17 @@
+// CSV form of a job stream, so a stream can be inspected, versioned and replayed again.
+// jobs:   id,submit_s,duration_s,gpus,class,quota,pool,spec   (seconds, GPUs; class guaranteed|idle)
+// quotas: quota,pool,gpus,p95_gpus
+#pragma once
+#include "replay/mapping.hpp"
+
+#include <iosfwd>
+
+namespace idletime::replay {
+
+void write_jobs_csv(std::ostream &out, const std::vector<ReplayJob> &jobs);
+void write_quotas_csv(std::ostream &out, const std::vector<Quota> &quotas);
+// Throws TraceError naming origin:line for malformed input.
+std::vector<ReplayJob> read_jobs_csv(std::istream &in, const std::string &origin);
+std::vector<Quota> read_quotas_csv(std::istream &in, const std::string &origin);
+
+}  // namespace idletime::replay

@@ -1,0 +1,150 @@
+// Readers of trace files. The openb pod lists are plain CSV without quoting (checked:
+// no field of the 25 files holds a comma or a quote), so a split on ',' is exact.
+#include "replay/trace.hpp"
+
+#include <array>
+#include <charconv>
+#include <istream>
+#include <map>
+
+namespace idletime::replay {
+
+const char *trace_qos_name(TraceQos q)
+{
+    switch (q) {
+    case TraceQos::LatencySensitive: return "LS";
+    case TraceQos::BestEffort: return "BE";
+    case TraceQos::Burstable: return "Burstable";
+    case TraceQos::Guaranteed: return "Guaranteed";
+    }
+    return "?";
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string &line, char sep)
+{
+    std::vector<std::string> out;
+    size_t from = 0;
+    for (;;) {
+        size_t at = line.find(sep, from);
+        out.push_back(line.substr(from, at == std::string::npos ? std::string::npos : at - from));
+        if (at == std::string::npos)
+            return out;
+        from = at + 1;
+    }
+}
+
+int64_t parse_int(const std::string &text, bool empty_ok, const std::string &where)
+{
+    if (text.empty()) {
+        if (empty_ok)
+            return -1;
+        throw TraceError(where + ": empty value, expected an integer");
+    }
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+        throw TraceError(where + ": '" + text + "' is not a non-negative integer");
+    return v;
+}
+
+TraceQos parse_qos(const std::string &text, const std::string &where)
+{
+    static const std::map<std::string, TraceQos, std::less<>> names{
+        {"LS", TraceQos::LatencySensitive}, {"BE", TraceQos::BestEffort},
+        {"Burstable", TraceQos::Burstable}, {"Guaranteed", TraceQos::Guaranteed}};
+    auto it = names.find(text);
+    if (it == names.end())
+        throw TraceError(where + ": qos '" + text + "' unknown, allowed: LS, BE, Burstable, Guaranteed");
+    return it->second;
+}
+
+// Column positions of the fields the openb reader needs.
+enum Col { Name, NumGpu, GpuMilli, GpuSpec, Qos, Creation, Deletion, Scheduled, NCols };
+constexpr std::array<const char *, NCols> kColNames{
+    "name", "num_gpu", "gpu_milli", "gpu_spec", "qos", "creation_time", "deletion_time",
+    "scheduled_time"};
+
+std::array<size_t, NCols> header_positions(const std::string &header, const std::string &origin)
+{
+    auto names = split(header, ',');
+    std::array<size_t, NCols> pos{};
+    for (size_t c = 0; c < NCols; c++) {
+        size_t i = 0;
+        while (i < names.size() && names[i] != kColNames[c])
+            i++;
+        if (i == names.size())
+            throw TraceError(origin + ":1: column '" + kColNames[c] +
+                             "' missing (openb pod lists need name,num_gpu,gpu_milli,gpu_spec,"
+                             "qos,creation_time,deletion_time,scheduled_time)");
+        pos[c] = i;
+    }
+    return pos;
+}
+
+class OpenbReader final : public TraceReader {
+public:
+    std::string_view kind() const override { return "openb"; }
+
+    std::vector<TraceRecord> read(std::istream &in, const std::string &origin) const override
+    {
+        std::string line;
+        if (!std::getline(in, line))
+            throw TraceError(origin + ": empty file, expected an openb pod list header");
+        auto pos = header_positions(strip_cr(line), origin);
+        size_t ncols = split(strip_cr(line), ',').size();
+        std::vector<TraceRecord> out;
+        for (size_t lineno = 2; std::getline(in, line); lineno++) {
+            line = strip_cr(line);
+            if (line.empty())
+                continue;
+            auto f = split(line, ',');
+            std::string where = origin + ":" + std::to_string(lineno);
+            if (f.size() != ncols)
+                throw TraceError(where + ": " + std::to_string(f.size()) + " fields, header has " +
+                                 std::to_string(ncols));
+            out.push_back(record(f, pos, where));
+        }
+        return out;
+    }
+
+private:
+    static std::string strip_cr(std::string s)
+    {
+        if (!s.empty() && s.back() == '\r')
+            s.pop_back();
+        return s;
+    }
+
+    static TraceRecord record(const std::vector<std::string> &f, const std::array<size_t, NCols> &pos,
+                              const std::string &where)
+    {
+        TraceRecord r;
+        r.name = f[pos[Name]];
+        if (r.name.empty())
+            throw TraceError(where + ": empty pod name");
+        r.num_gpu = static_cast<int>(parse_int(f[pos[NumGpu]], false, where + " num_gpu"));
+        r.gpu_milli = static_cast<int>(parse_int(f[pos[GpuMilli]], false, where + " gpu_milli"));
+        if (!f[pos[GpuSpec]].empty())
+            r.models = split(f[pos[GpuSpec]], '|');
+        r.qos = parse_qos(f[pos[Qos]], where);
+        r.creation_s = parse_int(f[pos[Creation]], false, where + " creation_time");
+        r.scheduled_s = parse_int(f[pos[Scheduled]], true, where + " scheduled_time");
+        r.deletion_s = parse_int(f[pos[Deletion]], true, where + " deletion_time");
+        return r;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<TraceReader> make_trace_reader(std::string_view kind)
+{
+    if (kind == "openb")
+        return std::make_unique<OpenbReader>();
+    return nullptr;
+}
+
+std::string trace_reader_kinds() { return "openb"; }
+
+}  // namespace idletime::replay
