@@ -132,7 +132,7 @@ struct RunRecord {
 
 struct JobState {
     Counters counters;
-    int64_t judged_run = -1;    // restart count of the last run already decided, -1 = none
+    int64_t judged_start = -1;  // start time of the last run already decided, -1 = none
     std::string pending;        // "requeue" while a decided requeue is not yet confirmed
     int64_t begin_at = 0;       // begin time for the pending requeue
     std::string final_reason;   // why the job was not restarted (Fail), else empty
@@ -147,8 +147,9 @@ std::string state_serialize(const JobState &st);
 // Empty text -> empty state, true. Garbage -> empty state, false, err says why. Never throws.
 bool state_parse(const std::string &text, JobState &out, std::string &err);
 // Appends a run record, trimming history and reason length.
-void state_record(JobState &st, uint32_t run, const Classification &cl, const Decision &d,
-                  int64_t now);
+// run: Slurm restart count; start: the run's start time (the key that makes judging idempotent).
+void state_record(JobState &st, uint32_t run, int64_t start, const Classification &cl,
+                  const Decision &d, int64_t now);
 
 // ---- Agent report (the job's Comment, written by idletime-run as the job's user) ----
 struct AgentReport {

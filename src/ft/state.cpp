@@ -132,7 +132,7 @@ std::string state_serialize(const JobState &st) {
     put_int(o, "v", 1);
     put_int(o, "p", st.counters.preemptions);
     put_int(o, "f", st.counters.failures);
-    put_int(o, "j", st.judged_run);
+    put_int(o, "j", st.judged_start);
     if (!st.pending.empty()) put_str(o, "q", st.pending);
     if (st.begin_at) put_int(o, "b", st.begin_at);
     if (!st.final_reason.empty()) put_str(o, "x", cut(st.final_reason, 2 * kMaxReason));
@@ -159,7 +159,7 @@ bool state_parse(const std::string &text, JobState &out, std::string &err) {
     JobState st;
     bool ok = o && get_u32(o.get(), "p", st.counters.preemptions, err) &&
               get_u32(o.get(), "f", st.counters.failures, err) &&
-              get_i64(o.get(), "j", st.judged_run, err) && get_str(o.get(), "q", st.pending, err) &&
+              get_i64(o.get(), "j", st.judged_start, err) && get_str(o.get(), "q", st.pending, err) &&
               get_i64(o.get(), "b", st.begin_at, err) &&
               get_str(o.get(), "x", st.final_reason, err) && parse_history(o.get(), st, err);
     if (!ok) return false;
@@ -167,10 +167,10 @@ bool state_parse(const std::string &text, JobState &out, std::string &err) {
     return true;
 }
 
-void state_record(JobState &st, uint32_t run, const Classification &cl, const Decision &d,
-                  int64_t now) {
+void state_record(JobState &st, uint32_t run, int64_t start, const Classification &cl,
+                  const Decision &d, int64_t now) {
     st.counters = d.after;
-    st.judged_run = run;
+    st.judged_start = start;
     st.history.push_back(RunRecord{run, cl.kind, cut(cl.reason, kMaxReason), action_str(d.action),
                                    now});
     if (st.history.size() > kMaxHistory)

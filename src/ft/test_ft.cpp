@@ -232,6 +232,7 @@ END_TEST
 
 Suite *ft_suite_rules();
 Suite *ft_suite_state();
+Suite *ft_suite_judge();
 
 Suite *ft_suite_rules() {
     Suite *s = suite_create("ft-rules");
@@ -256,6 +257,7 @@ Suite *ft_suite_rules() {
 int main() {
     SRunner *sr = srunner_create(ft_suite_rules());
     srunner_add_suite(sr, ft_suite_state());
+    srunner_add_suite(sr, ft_suite_judge());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

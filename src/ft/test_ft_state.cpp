@@ -17,7 +17,7 @@ START_TEST(t_state_roundtrip) {
     Classification cl{Verdict::Retryable, "exit code 137 (SIGKILL)", "exit"};
     for (uint32_t run = 0; run < 12; run++) {
         Decision d = decide(s, c, cl);
-        state_record(st, run, cl, d, 1700000000 + run);
+        state_record(st, run, 1699990000 + run, cl, d, 1700000000 + run);
         c = d.after;
     }
     st.pending = "requeue";
@@ -30,7 +30,7 @@ START_TEST(t_state_roundtrip) {
     ck_assert_msg(state_parse(text, back, err), "%s", err.c_str());
     ck_assert_uint_eq(back.counters.preemptions, 2);
     ck_assert_uint_eq(back.counters.failures, 3);
-    ck_assert_int_eq(back.judged_run, 11);
+    ck_assert_int_eq(back.judged_start, 1699990011);
     ck_assert_str_eq(back.pending.c_str(), "requeue");
     ck_assert_int_eq(back.begin_at, 1700000100);
     ck_assert_uint_eq(back.history.size(), kMaxHistory);
@@ -49,7 +49,7 @@ START_TEST(t_state_long_reason_cut) {
     lng += "\xc3\xa9";  // multi-byte tail must not be split
     Classification cl{Verdict::Permanent, lng, "msg"};
     Decision d{Action::Fail, 0, "permanent failure: " + lng, {}};
-    state_record(st, 0, cl, d, 1);
+    state_record(st, 0, 1, cl, d, 1);
     std::string text = state_serialize(st);
     ck_assert_uint_lt(text.size(), 600);
     JobState back;
@@ -84,7 +84,7 @@ START_TEST(t_state_garbage) {
     ck_assert_msg(!state_parse(garbage[_i], st, err), "row %d accepted", _i);
     ck_assert_msg(!err.empty(), "row %d: no reason", _i);
     ck_assert_uint_eq(st.counters.failures, 0);  // treated as empty
-    ck_assert_int_eq(st.judged_run, -1);
+    ck_assert_int_eq(st.judged_start, -1);
 }
 END_TEST
 
@@ -92,7 +92,7 @@ START_TEST(t_state_empty) {
     JobState st;
     std::string err;
     ck_assert(state_parse("", st, err));
-    ck_assert_int_eq(st.judged_run, -1);
+    ck_assert_int_eq(st.judged_start, -1);
     ck_assert(state_parse("idletime-ft:{}", st, err));
     ck_assert_uint_eq(st.counters.preemptions, 0);
 }

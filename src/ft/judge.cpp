@@ -1,0 +1,116 @@
+// The hook's decision for one ended run: snapshot in, plan out. Pure.
+#include "ft/judge.hpp"
+
+#include <sys/wait.h>
+
+namespace idletime::ft {
+
+const char *op_str(Op o) {
+    switch (o) {
+    case Op::Nothing: return "nothing";
+    case Op::Record: return "record";
+    case Op::Requeue: return "requeue";
+    case Op::Cancel: return "cancel";
+    }
+    return "?";
+}
+
+namespace {
+
+// The agent's report for this very run, if the Comment holds one.
+bool take_report(const JobSnapshot &j, AgentReport &rep, std::vector<std::string> &notes) {
+    if (j.comment.rfind(kReportPrefix, 0) != 0) return false;
+    std::string err;
+    if (!report_parse(j.comment, rep, err)) {
+        notes.push_back("agent report ignored: " + err);
+        return false;
+    }
+    if (rep.run != j.restart_cnt) {
+        notes.push_back("agent report of run " + std::to_string(rep.run) + " ignored (this is run " +
+                        std::to_string(j.restart_cnt) + ")");
+        return false;
+    }
+    return true;
+}
+
+bool was_preempted(const JobSnapshot &j) {
+    if (j.end == JobEnd::Completed && j.wait_status == 0) return false;  // finished in grace time
+    if (j.end == JobEnd::Preempted) return true;
+    return j.preempt_time > 0 && j.preempt_time >= j.start_time;
+}
+
+ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
+    ExitInfo e;
+    e.preempted = was_preempted(j);
+    e.cancelled = j.end == JobEnd::Cancelled;
+    e.timeout = j.end == JobEnd::Timeout;
+    e.node_fail = j.end == JobEnd::NodeFail;
+    if (WIFSIGNALED(j.wait_status)) e.signal = WTERMSIG(j.wait_status);
+    else e.exit_code = WEXITSTATUS(j.wait_status);
+    if (rep) {
+        e.hung = rep->hung;
+        e.silent_s = rep->silent_s;
+        e.output_lines = rep->lines;
+    }
+    return e;
+}
+
+void settle(Plan &p, const JobSnapshot &j, int64_t now) {
+    switch (p.decision.action) {
+    case Action::Complete:
+        p.op = Op::Record;
+        break;
+    case Action::Restart:
+        if (j.requeued) {
+            p.op = Op::Record;  // Slurm requeued it already (preemption, node failure)
+            break;
+        }
+        p.op = Op::Requeue;
+        p.begin_at = now + p.decision.delay_s;
+        p.new_state.pending = "requeue";
+        p.new_state.begin_at = p.begin_at;
+        break;
+    case Action::Fail:
+        p.op = j.requeued ? Op::Cancel : Op::Record;
+        break;
+    }
+}
+
+}  // namespace
+
+Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
+    Plan p;
+    std::string err;
+    JobState st;
+    if (!state_parse(j.admin_comment, st, err))
+        p.notes.push_back("AdminComment is not idletime state (" + err + "): counters start at 0");
+    const int64_t key = j.start_time > 0 ? j.start_time : int64_t(j.restart_cnt);
+    if (st.judged_start == key) {
+        p.notes.push_back("run " + std::to_string(j.restart_cnt) + " was judged already");
+        return p;
+    }
+    FtSettings s = site;
+    if (!apply_overrides(s, j.env_overrides, err)) p.notes.push_back("job options ignored: " + err);
+    AgentReport rep;
+    const bool have = take_report(j, rep, p.notes);
+    if (have && !apply_overrides(s, rep.overrides, err))
+        p.notes.push_back("agent settings ignored: " + err);
+    ExitInfo e = exit_info(j, have ? &rep : nullptr);
+    Counters c = st.counters;
+    if (have) c.failures += rep.worker_restarts;  // async restarts inside the allocation
+    Matcher m(s);
+    if (j.end == JobEnd::OutOfMemory)
+        p.cause = Classification{Verdict::Permanent, "out of memory (OOM killer)", "oom"};
+    else if (j.requeued && !e.preempted && !e.node_fail)
+        p.cause = Classification{Verdict::Success, "requeued by its owner or an admin", "requeue"};
+    else
+        p.cause = classify(s, m, e);
+    p.decision = decide(s, c, p.cause);
+    if (p.cause.kind == "requeue") p.decision.reason = p.cause.reason;
+    state_record(st, j.restart_cnt, key, p.cause, p.decision, now);
+    p.new_state = st;
+    settle(p, j, now);
+    return p;
+}
+
+}  // namespace idletime::ft

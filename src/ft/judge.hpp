@@ -1,0 +1,45 @@
+// What the controller-side hook does at the end of one run of a job, as a pure function of a
+// plain snapshot of the job (copied from libslurm's job_info_t by src/hook/). No Slurm types.
+#pragma once
+#include "ft/ft.hpp"
+
+namespace idletime::ft {
+
+// How the run ended, as Slurm reports it (base job state).
+enum class JobEnd { Completed, Failed, Cancelled, Timeout, NodeFail, Preempted, OutOfMemory,
+                    Requeued, Other };
+
+struct JobSnapshot {
+    uint32_t job_id = 0;
+    uint32_t restart_cnt = 0;   // Slurm's restart count (== SLURM_RESTART_COUNT of the run)
+    JobEnd end = JobEnd::Other;
+    bool requeued = false;      // Slurm already put the job back to PENDING
+    int wait_status = 0;        // job_info_t.exit_code: a wait(2) status
+    int64_t start_time = 0;     // start of the run that ended
+    int64_t preempt_time = 0;   // job_info_t.preempt_time (0 = never picked as a victim)
+    std::string admin_comment;  // durable state (kStatePrefix...) or empty
+    std::string comment;        // agent report (kReportPrefix...) or anything the user wrote
+    std::map<std::string, std::string> env_overrides;  // per-job settings from SPANK options
+};
+
+enum class Op {
+    Nothing,     // run already judged (hook ran twice) or nothing to store
+    Record,      // store new_state only (success, preemption Slurm already requeued, failure)
+    Requeue,     // store new_state (pending "requeue"), requeue, set begin time, confirm
+    Cancel,      // store new_state and cancel the (already requeued) job: a limit was reached
+};
+const char *op_str(Op o);
+
+struct Plan {
+    Op op = Op::Nothing;
+    JobState new_state;
+    int64_t begin_at = 0;          // for Requeue: earliest start of the next run
+    Classification cause;
+    Decision decision;
+    std::vector<std::string> notes;  // log lines (ignored report, bad overrides, bad state)
+};
+
+// site: validated site settings. now: current time (epoch seconds).
+Plan judge(const FtSettings &site, const JobSnapshot &job, int64_t now);
+
+}  // namespace idletime::ft

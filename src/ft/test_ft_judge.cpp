@@ -1,0 +1,148 @@
+// Check suite: the hook's plan for one ended run, table-driven over job snapshots.
+#include <check.h>
+
+#include "ft/judge.hpp"
+
+using namespace idletime;
+using namespace idletime::ft;
+
+namespace {
+
+constexpr int64_t kNow = 1700000000, kStart = 1699999000;
+
+JobSnapshot failed(int code) {
+    JobSnapshot j;
+    j.job_id = 7;
+    j.end = JobEnd::Failed;
+    j.wait_status = code << 8;
+    j.start_time = kStart;
+    return j;
+}
+
+std::string state_with(uint32_t p, uint32_t f, int64_t judged = -1) {
+    JobState st;
+    st.counters = {p, f};
+    st.judged_start = judged;
+    return state_serialize(st);
+}
+
+std::string report(uint32_t run, bool hung, std::vector<std::string> lines, uint32_t w = 0,
+                   std::map<std::string, std::string> ov = {}) {
+    AgentReport r;
+    r.run = run;
+    r.hung = hung;
+    r.silent_s = hung ? 31 : 0;
+    r.exit_code = hung ? 124 : 1;
+    r.lines = std::move(lines);
+    r.worker_restarts = w;
+    r.overrides = std::move(ov);
+    return report_serialize(r);
+}
+
+struct Row {
+    const char *name;
+    JobSnapshot (*make)();
+    Op op;
+    uint32_t p, f;
+    const char *reason_start;  // decision reason prefix
+    int notes;                 // expected number of notes
+};
+
+const Row rows[] = {
+    {"retryable", [] { return failed(137); }, Op::Requeue, 0, 1, "restart 1/3 after 10 s: exit code 137", 0},
+    {"permanent", [] { return failed(1); }, Op::Record, 0, 0, "permanent failure: exit code 1", 0},
+    {"limit", [] { auto j = failed(137); j.admin_comment = state_with(0, 3); return j; },
+     Op::Record, 0, 3, "max restarts exceeded (last cause: exit code 137 (SIGKILL))", 0},
+    {"signal", [] { auto j = failed(0); j.wait_status = 9; return j; }, Op::Requeue, 0, 1,
+     "restart 1/3 after 10 s: killed by signal 9 (SIGKILL)", 0},
+    {"preempted", [] { auto j = failed(143); j.end = JobEnd::Requeued; j.requeued = true;
+                       j.preempt_time = kStart + 5; j.admin_comment = state_with(4, 1); return j; },
+     Op::Record, 5, 1, "preempted (preemption 5)", 0},
+    {"preempted-not-requeued", [] { auto j = failed(143); j.preempt_time = kStart + 5; return j; },
+     Op::Requeue, 1, 0, "preempted (preemption 1)", 0},
+    {"old-preempt-time", [] { auto j = failed(1); j.preempt_time = kStart - 100; return j; },
+     Op::Record, 0, 0, "permanent failure", 0},
+    {"max-preemptions", [] { auto j = failed(143); j.requeued = true; j.preempt_time = kStart + 1;
+                             j.env_overrides = {{"max_preemptions", "1"}};
+                             j.admin_comment = state_with(1, 0); return j; },
+     Op::Cancel, 2, 0, "max preemptions exceeded (1)", 0},
+    {"done-in-grace", [] { auto j = failed(0); j.end = JobEnd::Completed; j.preempt_time = kStart + 1;
+                           return j; }, Op::Record, 0, 0, "completed", 0},
+    {"twice", [] { auto j = failed(137); j.admin_comment = state_with(0, 1, kStart); return j; },
+     Op::Nothing, 0, 0, "", 1},
+    {"hung", [] { auto j = failed(124); j.comment = report(0, true, {}); return j; },
+     Op::Requeue, 0, 1, "restart 1/3 after 10 s: hung: no output or heartbeat for 31 s", 0},
+    {"stale-report", [] { auto j = failed(124); j.restart_cnt = 2; j.comment = report(1, true, {});
+                          return j; }, Op::Record, 0, 0, "permanent failure: exit code 124", 1},
+    {"msg-policy", [] { auto j = failed(1); j.env_overrides = {{"ft_policy", "exit-code-and-error-msg"}};
+                        j.comment = report(0, false, {"NCCL error: unhandled system error"}); return j; },
+     Op::Requeue, 0, 1, "restart 1/3 after 10 s: exit code 1, output matched retryable", 0},
+    {"msg-exit-code", [] { auto j = failed(1); j.comment = report(0, false, {"NCCL error"}); return j; },
+     Op::Record, 0, 0, "permanent failure: exit code 1", 0},
+    {"garbage-state", [] { auto j = failed(137); j.admin_comment = "{{{"; return j; },
+     Op::Requeue, 0, 1, "restart 1/3", 1},
+    {"env-limit", [] { auto j = failed(137); j.env_overrides = {{"max_restarts", "1"}};
+                       j.admin_comment = state_with(0, 1); return j; },
+     Op::Record, 0, 1, "max restarts exceeded", 0},
+    {"bad-env", [] { auto j = failed(137); j.env_overrides = {{"max_restarts", "-1"}}; return j; },
+     Op::Requeue, 0, 1, "restart 1/3", 1},
+    {"async-restarts", [] { auto j = failed(137); j.comment = report(0, false, {}, 2); return j; },
+     Op::Requeue, 0, 3, "restart 3/3 after 40 s", 0},
+    {"async-spent", [] { auto j = failed(137); j.comment = report(0, false, {}, 3); return j; },
+     Op::Record, 0, 3, "max restarts exceeded", 0},
+    {"report-overrides", [] { auto j = failed(137);
+                              j.comment = report(0, false, {}, 0, {{"max_restarts", "0"}}); return j; },
+     Op::Record, 0, 0, "max restarts exceeded", 0},
+    {"oom", [] { auto j = failed(0); j.end = JobEnd::OutOfMemory; j.wait_status = 9; return j; },
+     Op::Record, 0, 0, "permanent failure: out of memory", 0},
+    {"cancelled", [] { auto j = failed(0); j.end = JobEnd::Cancelled; j.wait_status = 15; return j; },
+     Op::Record, 0, 0, "permanent failure: cancelled", 0},
+    {"timeout", [] { auto j = failed(0); j.end = JobEnd::Timeout; return j; },
+     Op::Record, 0, 0, "permanent failure: time limit reached", 0},
+    {"user-requeue", [] { auto j = failed(0); j.end = JobEnd::Requeued; j.requeued = true;
+                          j.admin_comment = state_with(1, 1); return j; },
+     Op::Record, 1, 1, "requeued by its owner", 0},
+    {"node-fail", [] { auto j = failed(0); j.end = JobEnd::NodeFail; j.requeued = true; return j; },
+     Op::Record, 0, 1, "restart 1/3 after 10 s: node failure", 0},
+    {"user-comment", [] { auto j = failed(137); j.comment = "my notes"; return j; },
+     Op::Requeue, 0, 1, "restart 1/3", 0},
+    {"success", [] { auto j = failed(0); j.end = JobEnd::Completed; return j; },
+     Op::Record, 0, 0, "completed", 0},
+};
+
+START_TEST(t_judge) {
+    const Row &r = rows[_i];
+    FtSettings site;
+    Plan p = judge(site, r.make(), kNow);
+    ck_assert_msg(p.op == r.op, "%s: op %s", r.name, op_str(p.op));
+    ck_assert_msg(int(p.notes.size()) == r.notes, "%s: %zu notes%s%s", r.name, p.notes.size(),
+                  p.notes.empty() ? "" : ": ", p.notes.empty() ? "" : p.notes[0].c_str());
+    if (p.op == Op::Nothing) return;
+    ck_assert_msg(p.decision.reason.rfind(r.reason_start, 0) == 0, "%s: reason %s", r.name,
+                  p.decision.reason.c_str());
+    ck_assert_uint_eq(p.new_state.counters.preemptions, r.p);
+    ck_assert_uint_eq(p.new_state.counters.failures, r.f);
+    ck_assert_int_eq(p.new_state.judged_start, kStart);
+    if (p.op == Op::Requeue) {
+        ck_assert_int_eq(p.begin_at, kNow + p.decision.delay_s);
+        ck_assert_str_eq(p.new_state.pending.c_str(), "requeue");
+    }
+    // What the hook stores must parse back to the same counters.
+    JobState back;
+    std::string err;
+    ck_assert(state_parse(state_serialize(p.new_state), back, err));
+    ck_assert_uint_eq(back.counters.failures, r.f);
+}
+END_TEST
+
+}  // namespace
+
+Suite *ft_suite_judge();
+
+Suite *ft_suite_judge() {
+    Suite *s = suite_create("ft-judge");
+    TCase *t = tcase_create("judge");
+    tcase_add_loop_test(t, t_judge, 0, int(sizeof rows / sizeof rows[0]));
+    suite_add_tcase(s, t);
+    return s;
+}
