@@ -13,3 +13,21 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 src_ckpt_libidletime_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(MUNGE_CFLAGS) $(CRYPTO_CFLAGS)
 src_ckpt_libidletime_ckpt_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(CRYPTO_LIBS) $(SLURM_LIBS) $(PTHREAD_LIBS)
 src_ckpt_libidletime_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+
+# ---- tests (Check suites + Python unittest, all in make check) ----
+noinst_LTLIBRARIES += testsuite/ckpt/libckpttest.la
+testsuite_ckpt_libckpttest_la_SOURCES = testsuite/ckpt/harness.hpp testsuite/ckpt/harness.cpp
+testsuite_ckpt_libckpttest_la_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+ckpt_test_ldadd = testsuite/ckpt/libckpttest.la src/ckpt/libidletime-ckpt.la $(CHECK_LIBS)
+
+check_PROGRAMS += testsuite/ckpt/test_store
+testsuite_ckpt_test_store_SOURCES = testsuite/ckpt/test_store.cpp
+testsuite_ckpt_test_store_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_store_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_store
+
+check_PROGRAMS += testsuite/ckpt/test_async
+testsuite_ckpt_test_async_SOURCES = testsuite/ckpt/test_async.cpp
+testsuite_ckpt_test_async_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_async_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_async
