@@ -1,0 +1,23 @@
+#!/bin/sh
+# The README's test command: installs what is needed, builds, runs the unit tests (plain and with
+# AddressSanitizer/UBSan), installs, starts the local Slurm cluster and runs the cluster tests.
+# Usage (root, Debian 12): scripts/test-all.sh     Exit 0 only when everything passed.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+step() { printf '\n==== idletime/test-all: %s ====\n' "$*"; }
+step "install Debian packages"
+"$top/scripts/install-deps.sh"
+step "build"
+"$top/scripts/build.sh" "$top/_build"
+step "unit tests"
+make -C "$top/_build" check || { find "$top/_build" -name '*.log' -newer "$top/_build/Makefile" \
+    -exec grep -l -E '^(FAIL|ERROR)' {} + | xargs -r tail -n 30; exit 1; }
+step "unit tests with AddressSanitizer and UBSan"
+"$top/scripts/build.sh" "$top/_build-asan" --enable-sanitizers
+ASAN_OPTIONS=detect_leaks=1 make -C "$top/_build-asan" check
+step "install"
+make -C "$top/_build" install >/dev/null
+ldconfig
+step "cluster tests (real slurmctld, slurmd, slurmdbd)"
+"$top/testsuite/cluster/run-tests.sh"
+step "all tests passed"
