@@ -1,2 +1,2 @@
 # Example configuration, installed into $(datadir)/idletime.
-dist_idletimeetc_DATA += etc/idletime.json
+dist_idletimeetc_DATA += etc/idletime.json etc/demo.json

@@ -105,7 +105,7 @@ int run_external(const std::string &name, char **argv) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    if (argc < 2) return bad("missing COMMAND\n" + std::string(kUsage)), kBadInput;
+    if (argc < 2) return bad("missing COMMAND (run idletime --help for the list)");
     std::string cmd = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
     if (cmd == "help" || cmd == "--help" || cmd == "-h") return std::cout << kUsage, 0;
