@@ -1,1 +1,24 @@
-# plugins/job_submit: part of the top Makefile.am
+# plugins/job_submit: job_submit_idletime.so (public Slurm headers only; libslurm not linked:
+# slurmctld provides Slurm's symbols).
+slurmplugin_LTLIBRARIES += plugins/job_submit/job_submit_idletime.la
+plugins_job_submit_job_submit_idletime_la_SOURCES = plugins/job_submit/job_submit_idletime.cpp
+plugins_job_submit_job_submit_idletime_la_LIBADD = plugins/job_submit/libjobsubmitcore.la \
+	src/core/libidlecore.la $(JSONC_LIBS)
+plugins_job_submit_job_submit_idletime_la_LDFLAGS = $(plugin_ldflags) \
+	-Wl,--version-script=$(top_srcdir)/plugins/job_submit/job_submit_idletime.map
+EXTRA_plugins_job_submit_job_submit_idletime_la_DEPENDENCIES = \
+	$(top_srcdir)/plugins/job_submit/job_submit_idletime.map
+EXTRA_DIST += plugins/job_submit/job_submit_idletime.map
+
+# The decision (Slurm-free apart from reading job_desc_msg_t), shared with tests and bench/submit.
+noinst_LTLIBRARIES += plugins/job_submit/libjobsubmitcore.la
+plugins_job_submit_libjobsubmitcore_la_SOURCES = \
+	plugins/job_submit/decide.cpp plugins/job_submit/decide.hpp
+
+check_PROGRAMS += plugins/job_submit/check_job_submit
+TESTS += plugins/job_submit/check_job_submit
+plugins_job_submit_check_job_submit_SOURCES = plugins/job_submit/check_job_submit.cpp
+plugins_job_submit_check_job_submit_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_EXAMPLE_CONFIG='"$(top_srcdir)/etc/idletime.json"'
+plugins_job_submit_check_job_submit_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+plugins_job_submit_check_job_submit_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la \
+	$(JSONC_LIBS) $(CHECK_LIBS)

@@ -1,0 +1,173 @@
+// Unit tests of job_submit/idletime's decision against the example config (etc/idletime.json)
+// and the real policy core: one row per submission, expected partitions or rejection.
+#include <check.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "plugins/job_submit/decide.hpp"
+
+using namespace idletime::jobsubmit;
+
+namespace {
+
+idletime_config_t *g_cfg = nullptr;
+
+struct Case {
+    const char *name;
+    std::vector<const char *> spank_env;
+    const char *account, *partition, *tres_per_node;
+    Action action;
+    const char *expect;  // Apply: partitions; Reject: substring of the message
+    ErrorKind error;
+};
+
+const Case kCases[] = {
+    {"no options", {}, "team-a", nullptr, "gres:gpu:a100:2", Action::Untouched, "", ErrorKind::None},
+    {"account hint only", {"IDLETIME_ACCOUNT=team-a"}, nullptr, nullptr, nullptr, Action::Untouched, "",
+     ErrorKind::None},
+    {"only by account+spec", {"IDLETIME_MODE=only"}, "team-a", nullptr, "gres:gpu:a100:2", Action::Apply,
+     "idle-a100-east,idle-a100-west", ErrorKind::None},
+    {"acceptable", {"IDLETIME_MODE=acceptable", "IDLETIME_QUOTA=team-a"}, "team-a", nullptr, nullptr,
+     Action::Apply, "quota-team-a,idle-a100-east,idle-a100-west", ErrorKind::None},
+    {"none", {"IDLETIME_MODE=none", "IDLETIME_QUOTA=team-b"}, "team-b", nullptr, nullptr, Action::Apply,
+     "quota-team-b", ErrorKind::None},
+    {"quota alone = none", {"IDLETIME_QUOTA=team-c"}, "team-c", nullptr, nullptr, Action::Apply, "quota-team-c",
+     ErrorKind::None},
+    {"h100 stays in tenant", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-h"}, "team-a", nullptr, nullptr,
+     Action::Apply, "idle-h100-main", ErrorKind::None},
+    {"general pool own pool", {"IDLETIME_MODE=only"}, "team-cpu", nullptr, nullptr, Action::Apply, "idle-cpu-gen",
+     ErrorKind::None},
+    {"SPANK_ prefix", {"SPANK_IDLETIME_MODE=only", "SPANK_IDLETIME_QUOTA=team-b"}, "team-b", nullptr, nullptr,
+     Action::Apply, "idle-a100-east,idle-a100-west", ErrorKind::None},
+    {"default account hint", {"IDLETIME_MODE=only", "IDLETIME_ACCOUNT=team-b"}, nullptr, nullptr, nullptr,
+     Action::Apply, "idle-a100-east,idle-a100-west", ErrorKind::None},
+    {"-p agrees", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-a"}, "team-a", "idle-a100-west", nullptr,
+     Action::Apply, "idle-a100-west", ErrorKind::None},
+    {"-p disagrees", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-a"}, "team-a", "idle-a100-west,idle-h100-beta",
+     nullptr, Action::Reject, "partition \"idle-h100-beta\" does not fit --idle-resources=only", ErrorKind::Partition},
+    {"-p quota with only", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-a"}, "team-a", "quota-team-a", nullptr,
+     Action::Reject, "partition \"quota-team-a\"", ErrorKind::Partition},
+    {"unknown mode", {"IDLETIME_MODE=sometimes"}, "team-a", nullptr, nullptr, Action::Reject,
+     "allowed: none, acceptable, only", ErrorKind::Mode},
+    {"unknown quota", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=nosuch"}, "team-a", nullptr, nullptr, Action::Reject,
+     "unknown quota \"nosuch\"", ErrorKind::Quota},
+    {"quota not allowed", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-b"}, "team-a", nullptr, nullptr,
+     Action::Reject, "may not use quota \"team-b\"", ErrorKind::Account},
+    {"spec of other pool", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-a"}, "team-a", nullptr, "gres:gpu:h100:1",
+     Action::Reject, "needs a quota of a \"h100\" pool", ErrorKind::GpuSpec},
+    {"spec not offered", {"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-a"}, "team-a", nullptr, "gres:gpu:v100:1",
+     Action::Reject, "not offered in tenant \"acme\"", ErrorKind::GpuSpec},
+    {"general pool asks a100", {"IDLETIME_MODE=only"}, "team-cpu", nullptr, "gres:gpu:a100:1", Action::Reject,
+     "general pool", ErrorKind::GpuSpec},
+    {"two gpu types", {"IDLETIME_MODE=only"}, "team-a", nullptr, "gres:gpu:a100:1,gres:gpu:h100:1", Action::Reject,
+     "GPU types a100 and h100", ErrorKind::GpuSpec},
+    {"no account", {"IDLETIME_MODE=only"}, nullptr, nullptr, nullptr, Action::Reject, "account is not known",
+     ErrorKind::Account},
+    {"ambiguous account", {"IDLETIME_MODE=only"}, "team-a", nullptr, nullptr, Action::Reject, "several quotas",
+     ErrorKind::Account},
+};
+
+START_TEST(test_decide) {
+    const Case &c = kCases[_i];
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    std::vector<std::string> env(c.spank_env.begin(), c.spank_env.end());
+    std::vector<char *> ptrs;
+    for (std::string &e : env) ptrs.push_back(e.data());
+    desc.spank_job_env = ptrs.data();
+    desc.spank_job_env_size = static_cast<uint32_t>(ptrs.size());
+    desc.account = const_cast<char *>(c.account);
+    desc.partition = const_cast<char *>(c.partition);
+    desc.tres_per_node = const_cast<char *>(c.tres_per_node);
+    Decision d = decide(g_cfg, view_of(&desc));
+    ck_assert_msg(d.action == c.action, "%s: action %d, message \"%s\"", c.name, int(d.action), d.message.c_str());
+    ck_assert_msg(d.error == c.error, "%s: error kind %d", c.name, int(d.error));
+    if (c.action == Action::Apply) ck_assert_str_eq(d.partitions.c_str(), c.expect);
+    if (c.action == Action::Reject) {
+        ck_assert_msg(d.message.find(c.expect) != std::string::npos, "%s: \"%s\"", c.name, d.message.c_str());
+        ck_assert_msg(d.message.rfind("idletime: ", 0) == 0, "%s: no prefix", c.name);
+        ck_assert(d.message.find('\n') == std::string::npos);
+        ck_assert_int_ne(slurm_rc(d.error), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_settings_written) {
+    const char *env[] = {"IDLETIME_MODE=only", "IDLETIME_ACCOUNT=team-b"};
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    desc.spank_job_env = const_cast<char **>(env);
+    desc.spank_job_env_size = 2;
+    Decision d = decide(g_cfg, view_of(&desc));
+    ck_assert(d.action == Action::Apply);
+    ck_assert_str_eq(d.set_account.c_str(), "team-b");  // Slurm validates the association
+    ck_assert(d.requeue);
+    ck_assert(d.notice);
+    ck_assert_int_eq(d.warn_signal, 10);  // USR1 in the example config
+    ck_assert_int_eq(d.warn_time, 30);    // idle.grace_time
+    const char *none_env[] = {"IDLETIME_MODE=none", "IDLETIME_QUOTA=team-b"};
+    desc.spank_job_env = const_cast<char **>(none_env);
+    desc.account = const_cast<char *>("team-b");
+    d = decide(g_cfg, view_of(&desc));
+    ck_assert(d.action == Action::Apply);
+    ck_assert(!d.requeue && !d.notice && d.set_account.empty());
+}
+END_TEST
+
+START_TEST(test_no_config) {
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    ck_assert(decide(nullptr, view_of(&desc)).action == Action::Untouched);
+    const char *env[] = {"IDLETIME_MODE=only"};
+    desc.spank_job_env = const_cast<char **>(env);
+    desc.spank_job_env_size = 1;
+    Decision d = decide(nullptr, view_of(&desc));
+    ck_assert(d.action == Action::Reject && d.error == ErrorKind::NoConfig);
+}
+END_TEST
+
+struct GpuCase {
+    std::vector<std::string> tres;
+    std::vector<std::string> expect;
+};
+
+const GpuCase kGpu[] = {
+    {{"gres:gpu:a100:2"}, {"a100"}},
+    {{"gres:gpu:2"}, {}},
+    {{"gres:gpu:a100"}, {"a100"}},
+    {{"gres:gpu:a100:1,gres:gpu:h100:1"}, {"a100", "h100"}},
+    {{"gres:nic:fast:1"}, {}},
+    {{"gres/gpu:h100:1"}, {"h100"}},
+    {{"gres:gpu:a100:1", "gres:gpu:a100:4"}, {"a100"}},
+    {{""}, {}},
+};
+
+START_TEST(test_gpu_types) {
+    ck_assert_msg(gpu_types(kGpu[_i].tres) == kGpu[_i].expect, "case %d", _i);
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+    char err[512];
+    if (idletime_config_load(IDLETIME_EXAMPLE_CONFIG, &g_cfg, err, sizeof(err)) != 0) {
+        std::fprintf(stderr, "check_job_submit: %s\n", err);
+        return 1;
+    }
+    Suite *s = suite_create("job_submit");
+    TCase *tc = tcase_create("decide");
+    tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
+    tcase_add_test(tc, test_settings_written);
+    tcase_add_test(tc, test_no_config);
+    tcase_add_loop_test(tc, test_gpu_types, 0, sizeof(kGpu) / sizeof(kGpu[0]));
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    idletime_config_free(g_cfg);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,50 @@
+// job_submit/idletime decision: a plain view of the submission in, a plain decision out.
+// Reads job_desc_msg_t fields but calls no Slurm function, so unit tests and the benchmark use it
+// exactly as slurmctld does; job_submit_idletime.cpp only writes the decision back.
+#pragma once
+#include <slurm/slurm.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "idletime/idletime.h"
+
+namespace idletime::jobsubmit {
+
+struct Submission {
+    std::optional<std::string> mode, quota, account_hint;  // from spank_job_env
+    std::optional<std::string> account, partition;         // job_desc->account, ->partition
+    std::vector<std::string> tres;                         // tres_per_job/node/socket/task
+};
+
+// Copies what the decision needs out of job_desc (no allocation by Slurm, no I/O).
+Submission view_of(const job_desc_msg_t *desc);
+
+enum class Action { Untouched, Apply, Reject };
+enum class ErrorKind { None, NoConfig, Mode, Quota, Account, GpuSpec, Partition, Internal };
+
+struct Decision {
+    Action action = Action::Untouched;
+    ErrorKind error = ErrorKind::None;
+    std::string message;         // Reject: one line for the user (sbatch prints it)
+    std::string partitions;      // Apply: comma-separated, preference order
+    std::string set_account;     // Apply: write into job_desc->account (it was NULL)
+    bool requeue = false;        // Apply: set job_desc->requeue = 1
+    bool notice = false;         // Apply: set warn_signal/warn_time/warn_flags
+    uint16_t warn_signal = 0;    // signal number
+    uint16_t warn_time = 0;      // seconds (the idle partitions' GraceTime)
+    std::string quota, summary;  // for the log line
+};
+
+// cfg may be NULL (no valid config ever loaded): idletime jobs are rejected, others untouched.
+Decision decide(const idletime_config_t *cfg, const Submission &sub);
+
+// GPU types named in TRES strings like "gres:gpu:a100:2" (deduplicated, in order of appearance).
+std::vector<std::string> gpu_types(const std::vector<std::string> &tres);
+
+// Slurm errno for a rejection.
+int slurm_rc(ErrorKind kind);
+
+}  // namespace idletime::jobsubmit

@@ -1,0 +1,137 @@
+// job_submit/idletime: slurmctld entry points. Runs under slurmctld's locks (and job_submit's own
+// mutex, which serialises every call into this plugin): no I/O per call, nothing that blocks, no
+// exception leaves, never fatal.
+//
+// Config: $IDLETIME_CONFIG of slurmctld's environment, else /etc/idletime/idletime.json, loaded at
+// init. 22.05 re-inits job_submit plugins on `scontrol reconfigure` only when JobSubmitPlugins
+// changes, so we reload when slurm_conf.last_update moves (set each time slurm.conf is read);
+// a config that fails to load keeps the last good one and the reason is logged.
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include "plugins/spank/spank_c.h"  // slurm_info/slurm_error/slurm_debug declarations
+
+#include <time.h>
+
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "plugins/job_submit/decide.hpp"
+#include "plugins/spank/idletime_env.h"
+
+extern "C" {
+extern const char plugin_name[] = "idletime job_submit plugin";
+extern const char plugin_type[] = "job_submit/idletime";
+extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+// Exported by libslurmfull (loaded by slurmctld) but declared only in internal headers. Slurm
+// frees job_desc strings and *err_msg with xfree, which frees (ptr - 16): malloc'd strings
+// would corrupt its heap, so ours must come from Slurm's allocator.
+char *slurm_xstrdup(const char *str);
+void slurm_xfree(void **item);
+extern slurm_conf_t slurm_conf;
+}
+
+namespace {
+
+using namespace idletime::jobsubmit;
+
+struct Loaded {
+    idletime_config_t *cfg = nullptr;
+    std::string path;
+    time_t conf_generation = 0;
+};
+Loaded g_loaded;  // guarded by job_submit's plugin mutex
+
+void load_config() {
+    const char *env = std::getenv(IDLETIME_ENV_CONFIG);
+    g_loaded.path = env && *env ? env : IDLETIME_DEFAULT_CONFIG;
+    g_loaded.conf_generation = slurm_conf.last_update;
+    idletime_config_t *fresh = nullptr;
+    char err[512] = "";
+    if (idletime_config_load(g_loaded.path.c_str(), &fresh, err, sizeof(err)) != 0) {
+        slurm_error("idletime/job_submit: cannot load config: %s; %s", err,
+                    g_loaded.cfg ? "keeping the last good one" : "idletime jobs are rejected until it loads");
+        return;
+    }
+    idletime_config_free(g_loaded.cfg);
+    g_loaded.cfg = fresh;
+    slurm_info("idletime/job_submit: loaded %s", g_loaded.path.c_str());
+}
+
+void replace(char **field, const std::string &value) {
+    slurm_xfree(reinterpret_cast<void **>(field));
+    *field = slurm_xstrdup(value.c_str());
+}
+
+void apply(const Decision &d, job_desc_msg_t *desc) {
+    replace(&desc->partition, d.partitions);
+    if (!d.set_account.empty()) replace(&desc->account, d.set_account);
+    if (d.requeue) desc->requeue = 1;
+    if (d.notice) {
+        if (desc->warn_signal && desc->warn_signal != NO_VAL16 && desc->warn_signal != d.warn_signal)
+            slurm_info("idletime/job_submit: replacing the job's --signal %u with the checkpoint signal %u",
+                       desc->warn_signal, d.warn_signal);
+        desc->warn_signal = d.warn_signal;
+        desc->warn_time = d.warn_time;
+        desc->warn_flags = KILL_JOB_BATCH;  // batch shell gets it (preempt_send_user_signal)
+    }
+}
+
+double elapsed_us(const timespec &t0) {
+    timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
+}
+
+int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
+    timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (slurm_conf.last_update != g_loaded.conf_generation) load_config();  // after reconfigure
+    Decision d = decide(g_loaded.cfg, view_of(desc));
+    switch (d.action) {
+    case Action::Untouched:
+        return SLURM_SUCCESS;
+    case Action::Reject:
+        if (err_msg) *err_msg = slurm_xstrdup(d.message.c_str());
+        slurm_info("idletime/job_submit: rejected a job of uid %u: %s", uid, d.message.c_str());
+        return slurm_rc(d.error);
+    case Action::Apply:
+        apply(d, desc);
+        slurm_debug("idletime/job_submit: uid %u: %s (%.1f us)", uid, d.summary.c_str(), elapsed_us(t0));
+        return SLURM_SUCCESS;
+    }
+    return SLURM_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" int init(void) {
+    try {
+        load_config();
+    } catch (...) {
+        slurm_error("idletime/job_submit: internal error while loading the config");
+    }
+    return SLURM_SUCCESS;  // never keep slurmctld from starting
+}
+
+extern "C" int fini(void) {
+    idletime_config_free(g_loaded.cfg);
+    g_loaded.cfg = nullptr;
+    return SLURM_SUCCESS;
+}
+
+extern "C" int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg) {
+    try {
+        return submit(job_desc, submit_uid, err_msg);
+    } catch (const std::exception &e) {
+        slurm_error("idletime/job_submit: internal error: %s", e.what());
+    } catch (...) {
+        slurm_error("idletime/job_submit: internal error");
+    }
+    if (err_msg && !*err_msg) *err_msg = slurm_xstrdup("idletime: internal error in job_submit/idletime");
+    return SLURM_ERROR;
+}
+
+// Updates (scontrol update job) are left to Slurm: job_record_t stays opaque with public headers.
+extern "C" int job_modify(job_desc_msg_t *, void *, uint32_t) { return SLURM_SUCCESS; }

@@ -1,0 +1,112 @@
+// Submission side (sbatch, srun, salloc): options -> job control environment for job_submit/idletime.
+//
+// The job's account: sbatch does not show -A to SPANK, and job_desc->account is NULL in slurmctld
+// when the user relies on the default account, which a job_submit plugin cannot look up with public
+// headers. So we send IDLETIME_ACCOUNT: the *_ACCOUNT environment variable sbatch/salloc/srun honour,
+// else the user's DefaultAccount from slurmdbd. It is only a hint for choosing partitions: job_submit
+// writes it into job_desc->account, so Slurm still checks the user's association and the partitions'
+// AllowAccounts; a forged value cannot grant access.
+#include <errno.h>
+#include <pwd.h>
+#include <slurm/slurm.h>
+#include <slurm/slurmdb.h>
+#include "plugins/spank/spank_c.h"
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "plugins/spank/hooks.hpp"
+#include "plugins/spank/idletime_env.h"
+
+namespace idletime::spank {
+namespace {
+
+std::optional<std::string> proc_getenv(const char *name) {
+    const char *v = std::getenv(name);
+    if (!v) return std::nullopt;
+    return std::string(v);
+}
+
+std::string user_name() {
+    std::vector<char> buf(16384);
+    struct passwd pw, *res = nullptr;
+    if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &res) != 0 || !res) return "";
+    return pw.pw_name;
+}
+
+// slurmdbd round trip; "" when accounting is unavailable (the core then asks for --account).
+std::string default_account(const std::string &user) {
+    void *db = slurmdb_connection_get(nullptr);
+    if (!db) return "";
+    List names = slurm_list_create(nullptr);
+    slurm_list_append(names, const_cast<char *>(user.c_str()));
+    slurmdb_assoc_cond_t assoc_cond;
+    std::memset(&assoc_cond, 0, sizeof(assoc_cond));
+    assoc_cond.user_list = names;
+    slurmdb_user_cond_t cond;
+    std::memset(&cond, 0, sizeof(cond));
+    cond.assoc_cond = &assoc_cond;
+    std::string out;
+    List users = slurmdb_users_get(db, &cond);
+    if (users) {
+        ListIterator it = slurm_list_iterator_create(users);
+        auto *rec = static_cast<slurmdb_user_rec_t *>(slurm_list_next(it));
+        if (rec && rec->default_acct) out = rec->default_acct;
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(users);
+    }
+    slurm_list_destroy(names);
+    slurmdb_connection_close(&db);
+    return out;
+}
+
+std::string account_hint() {
+    for (const char *var : {"SBATCH_ACCOUNT", "SALLOC_ACCOUNT", "SLURM_ACCOUNT"}) {
+        const char *v = std::getenv(var);
+        if (v && *v) return v;
+    }
+    std::string user = user_name();
+    if (user.empty()) return "";
+    auto t0 = std::chrono::steady_clock::now();
+    std::string acct = default_account(user);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    slurm_debug("idletime/spank: DefaultAccount of %s is \"%s\" (slurmdbd lookup %.2f ms)", user.c_str(),
+                acct.c_str(), ms);
+    return acct;
+}
+
+// srun inside an existing allocation launches a step: there is no job to route.
+bool step_in_allocation() {
+    return std::getenv("SLURM_JOB_ID") && std::strcmp(program_invocation_short_name, "srun") == 0;
+}
+
+}  // namespace
+
+int submit_side(spank_t sp) {
+    OptionState &opts = state().options;
+    std::string err = opts.load_env(proc_getenv);
+    if (!err.empty()) {
+        slurm_error("idletime/spank: %s", err.c_str());
+        return -1;
+    }
+    if (step_in_allocation()) return 0;
+    std::vector<std::pair<std::string, std::string>> vars = opts.control_env();
+    if (opts.routing_requested()) {
+        std::string acct = account_hint();
+        if (!acct.empty()) vars.emplace_back(IDLETIME_ENV_ACCOUNT, acct);
+    }
+    for (const auto &[name, value] : vars) {
+        // An empty value makes sbatch refuse the job; control_env never yields one.
+        if (spank_job_control_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) {
+            slurm_error("idletime/spank: cannot pass %s to slurmctld", name.c_str());
+            return -1;
+        }
+    }
+    return 0;
+}
+
+}  // namespace idletime::spank
