@@ -1,0 +1,107 @@
+// Command line and environment of idletime-run.
+#include <getopt.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "agent/agent.hpp"
+#include "core/config.hpp"
+
+#ifndef IDLETIME_DEFAULT_CONFIG
+#define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
+#endif
+
+namespace idletime::agent {
+namespace {
+
+bool load_site(const std::string &path, bool explicit_path, FtSettings &out, std::string &err) {
+    std::ifstream in(path);
+    if (!in) {
+        if (!explicit_path) return true;  // no site config here: built-in defaults
+        err = "cannot read config \"" + path + "\"";
+        return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Config cfg;
+    std::vector<std::string> errors;
+    if (config_parse(ss.str(), cfg, errors)) config_validate(cfg, errors);
+    if (errors.empty() && !ft_validate(cfg.ft, err)) errors.push_back(err);
+    if (!errors.empty()) {
+        err = "config \"" + path + "\": " + errors[0];
+        return false;
+    }
+    out = cfg.ft;
+    return true;
+}
+
+bool count(const char *name, const char *v, uint32_t lo, uint32_t hi, uint32_t &out,
+           std::string &err) {
+    char *end = nullptr;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < long(lo) || n > long(hi)) {
+        err = std::string("invalid ") + name + " \"" + v + "\" (allowed: " + std::to_string(lo) +
+              "-" + std::to_string(hi) + ")";
+        return false;
+    }
+    out = uint32_t(n);
+    return true;
+}
+
+void env_overrides(std::map<std::string, std::string> &kv) {
+    static const std::pair<const char *, const char *> keys[] = {
+        {"IDLETIME_MAX_RESTARTS", "max_restarts"}, {"IDLETIME_MAX_PREEMPTIONS", "max_preemptions"},
+        {"IDLETIME_FT_POLICY", "ft_policy"},       {"IDLETIME_HANG_TIMEOUT", "hang_timeout"},
+        {"IDLETIME_RUN_TYPE", "run_type"}};
+    for (const auto &[env, key] : keys) {
+        const char *v = getenv(env);
+        if (v && *v) kv[key] = v;
+    }
+}
+
+}  // namespace
+
+bool parse_options(int argc, char **argv, Options &o, std::string &err) {
+    static const option longopts[] = {
+        {"max-restarts", required_argument, nullptr, 'r'}, {"ft-policy", required_argument, nullptr, 'p'},
+        {"hang-timeout", required_argument, nullptr, 't'}, {"run-type", required_argument, nullptr, 'y'},
+        {"workers", required_argument, nullptr, 'n'},      {"srun", no_argument, nullptr, 's'},
+        {"heartbeat-dir", required_argument, nullptr, 'b'}, {"kill-wait", required_argument, nullptr, 'k'},
+        {"no-report", no_argument, nullptr, 'R'},          {"config", required_argument, nullptr, 'c'},
+        {nullptr, 0, nullptr, 0}};
+    env_overrides(o.overrides);
+    const char *cfg_env = getenv("IDLETIME_CONFIG");
+    o.config = cfg_env && *cfg_env ? cfg_env : IDLETIME_DEFAULT_CONFIG;
+    bool explicit_cfg = cfg_env && *cfg_env;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+", longopts, nullptr)) != -1) {
+        switch (c) {
+        case 'r': o.overrides["max_restarts"] = optarg; break;
+        case 'p': o.overrides["ft_policy"] = optarg; break;
+        case 't': o.overrides["hang_timeout"] = optarg; break;
+        case 'y': o.overrides["run_type"] = optarg; break;
+        case 'n': if (!count("--workers", optarg, 1, 256, o.workers, err)) return false; break;
+        case 's': o.srun = true; break;
+        case 'b': o.heartbeat_dir = optarg; break;
+        case 'k': if (!count("--kill-wait", optarg, 0, 3600, o.kill_wait_s, err)) return false; break;
+        case 'R': o.report = false; break;
+        case 'c': o.config = optarg; explicit_cfg = true; break;
+        default:
+            err = std::string("unknown option \"") + argv[optind - 1] +
+                  "\" (allowed: --max-restarts --ft-policy --hang-timeout --run-type --workers "
+                  "--srun --heartbeat-dir --kill-wait --no-report --config, then -- CMD...)";
+            return false;
+        }
+    }
+    for (int i = optind; i < argc; i++) o.cmd.emplace_back(argv[i]);
+    if (o.cmd.empty()) {
+        err = "no command given (usage: idletime-run [options] -- CMD [ARGS...])";
+        return false;
+    }
+    if (!load_site(o.config, explicit_cfg, o.ft, err)) return false;
+    return ft::apply_overrides(o.ft, o.overrides, err);
+}
+
+}  // namespace idletime::agent

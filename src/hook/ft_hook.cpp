@@ -1,0 +1,240 @@
+// idletime-ft-hook: EpilogSlurmctld program. Judges the run that just ended with the ft core
+// and applies the plan: store counters and reasons in the job's AdminComment, requeue with a
+// begin time (backoff), or leave the job failed. See doc/design/fault-tolerance.md.
+#include <fcntl.h>
+#include <getopt.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/config.hpp"
+#include "hook/slurm_job.hpp"
+
+#ifndef IDLETIME_DEFAULT_CONFIG
+#define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
+#endif
+
+namespace {
+
+using namespace idletime;
+
+FILE *g_log = nullptr;  // --log file, else syslog
+
+void logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void logf(const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (g_log) {
+        fprintf(g_log, "%ld idletime/ft-hook: %s\n", long(time(nullptr)), buf);
+        fflush(g_log);
+    } else {
+        syslog(LOG_INFO, "idletime/ft-hook: %s", buf);
+    }
+}
+
+struct Options {
+    std::string config = IDLETIME_DEFAULT_CONFIG;
+    std::string log;
+    uint32_t job_id = 0;
+    bool foreground = false;
+    int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
+};
+
+bool parse_u32(const char *s, uint32_t &out) {
+    char *end = nullptr;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v == 0 || v > 0xfffffffeUL || s[0] == '-') return false;
+    out = uint32_t(v);
+    return true;
+}
+
+// Site settings: the config's fault_tolerance object, or built-in defaults with a log line.
+FtSettings site_settings(const std::string &path) {
+    std::ifstream in(path);
+    if (!in) {
+        logf("config %s not readable: using built-in fault-tolerance defaults", path.c_str());
+        return FtSettings{};
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Config cfg;
+    std::vector<std::string> errors;
+    if (config_parse(ss.str(), cfg, errors)) config_validate(cfg, errors);
+    std::string err;
+    if (errors.empty() && !ft_validate(cfg.ft, err)) errors.push_back(err);
+    if (!errors.empty()) {
+        logf("config %s invalid (%s): using built-in fault-tolerance defaults", path.c_str(),
+             errors[0].c_str());
+        return FtSettings{};
+    }
+    return cfg.ft;
+}
+
+// Per-job options the SPANK plugin exported into the epilog environment.
+std::map<std::string, std::string> env_overrides() {
+    static const std::pair<const char *, const char *> keys[] = {
+        {"MAX_RESTARTS", "max_restarts"}, {"MAX_PREEMPTIONS", "max_preemptions"},
+        {"FT_POLICY", "ft_policy"},       {"HANG_TIMEOUT", "hang_timeout"},
+        {"RUN_TYPE", "run_type"}};
+    std::map<std::string, std::string> kv;
+    for (const auto &[env, key] : keys) {
+        for (const char *prefix : {"SPANK_IDLETIME_", "IDLETIME_"}) {
+            const char *v = getenv((std::string(prefix) + env).c_str());
+            if (v && *v) {
+                kv[key] = v;
+                break;
+            }
+        }
+    }
+    return kv;
+}
+
+// Retries op until it succeeds or the deadline passes (slurmctld may be restarting).
+template <class F> bool retry(const char *what, uint32_t id, int wait_s, F op) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    std::string err;
+    for (int n = 0;; n++) {
+        if (op(err)) return true;
+        if (std::chrono::steady_clock::now() >= until) break;
+        if (n == 0) logf("job %u: %s failed (%s), retrying", id, what, err.c_str());
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    logf("job %u: %s failed for good: %s", id, what, err.c_str());
+    return false;
+}
+
+bool store(uint32_t id, const ft::JobState &st, int wait_s) {
+    const std::string text = ft::state_serialize(st);
+    return retry("AdminComment update", id, wait_s, [&](std::string &err) {
+        return slurmjob::set_admin_comment(id, text, err);
+    });
+}
+
+// Requeue once the job has left COMPLETING (slurmctld refuses it before), then set the begin time.
+bool do_requeue(uint32_t id, ft::JobState st, int64_t begin_at, int wait_s) {
+    bool ok = retry("requeue", id, wait_s, [&](std::string &err) {
+        slurmjob::Job j;
+        if (!slurmjob::load(id, j, err)) return false;
+        if (j.pending) return true;  // already back in the queue
+        if (j.completing) {
+            err = "job still completing";
+            return false;
+        }
+        return slurmjob::requeue(id, err);
+    });
+    if (!ok) return false;
+    const time_t begin = std::max<time_t>(begin_at, time(nullptr));
+    retry("begin time update", id, wait_s, [&](std::string &err) {
+        return slurmjob::set_begin_time(id, begin, err);
+    });
+    st.pending.clear();
+    return store(id, st, wait_s);
+}
+
+int run(const Options &o) {
+    slurmjob::Job job;
+    if (!retry("job load", o.job_id, o.wait_s,
+               [&](std::string &err) { return slurmjob::load(o.job_id, job, err); }))
+        return 1;
+    job.snap.env_overrides = env_overrides();
+    const FtSettings site = site_settings(o.config);
+    ft::Plan p = ft::judge(site, job.snap, time(nullptr));
+    for (const auto &n : p.notes) logf("job %u: %s", o.job_id, n.c_str());
+    if (p.op == ft::Op::Nothing) return 0;
+    logf("job %u run %u: %s -> %s (%s); preemptions=%u failures=%u", o.job_id,
+         job.snap.restart_cnt, p.cause.reason.c_str(), ft::op_str(p.op),
+         p.decision.reason.c_str(), p.new_state.counters.preemptions,
+         p.new_state.counters.failures);
+    if (!store(o.job_id, p.new_state, o.wait_s)) return 1;
+    if (p.op == ft::Op::Requeue) return do_requeue(o.job_id, p.new_state, p.begin_at, o.wait_s) ? 0 : 1;
+    if (p.op == ft::Op::Cancel) {
+        return retry("cancel", o.job_id, o.wait_s,
+                     [&](std::string &err) { return slurmjob::cancel(o.job_id, err); })
+                   ? 0
+                   : 1;
+    }
+    return 0;
+}
+
+void usage(FILE *f) {
+    fprintf(f, "usage: idletime-ft-hook [--config FILE] [--log FILE] [--job ID] [--foreground]\n"
+               "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n");
+}
+
+bool parse_args(int argc, char **argv, Options &o) {
+    static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
+                                      {"log", required_argument, nullptr, 'l'},
+                                      {"job", required_argument, nullptr, 'j'},
+                                      {"foreground", no_argument, nullptr, 'f'},
+                                      {"help", no_argument, nullptr, 'h'},
+                                      {nullptr, 0, nullptr, 0}};
+    int c;
+    const char *job = getenv("SLURM_JOB_ID");
+    while ((c = getopt_long(argc, argv, "c:l:j:fh", longopts, nullptr)) != -1) {
+        switch (c) {
+        case 'c': o.config = optarg; break;
+        case 'l': o.log = optarg; break;
+        case 'j': job = optarg; break;
+        case 'f': o.foreground = true; break;
+        case 'h': usage(stdout); exit(0);
+        default: return false;
+        }
+    }
+    if (optind != argc) {
+        fprintf(stderr, "idletime/ft-hook: unexpected argument \"%s\"\n", argv[optind]);
+        return false;
+    }
+    if (!job || !parse_u32(job, o.job_id)) {
+        fprintf(stderr, "idletime/ft-hook: invalid job id \"%s\" (allowed: --job or $SLURM_JOB_ID, "
+                        "a positive number)\n", job ? job : "");
+        return false;
+    }
+    return true;
+}
+
+// EpilogSlurmctld must return quickly: the requeue can only happen after it has returned.
+void detach() {
+    pid_t pid = fork();
+    if (pid < 0) return;  // run in the foreground then
+    if (pid > 0) _exit(0);
+    setsid();
+    if (fork() > 0) _exit(0);
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        if (fd > 2) close(fd);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    if (!parse_args(argc, argv, o)) {
+        usage(stderr);
+        return 2;
+    }
+    if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
+    if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
+    if (!o.foreground) detach();
+    try {
+        return run(o);
+    } catch (const std::exception &e) {
+        logf("job %u: internal error: %s", o.job_id, e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,12 @@
+# src/hook: controller-side fault-tolerance hook (EpilogSlurmctld program) and the thin
+# libslurm layer it shares with the in-job agent (src/agent).
+noinst_LTLIBRARIES += src/hook/libidleslurmjob.la
+src_hook_libidleslurmjob_la_SOURCES = src/hook/slurm_job.hpp src/hook/slurm_job.cpp
+src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
+
+sbin_PROGRAMS += src/hook/idletime-ft-hook
+src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp
+src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"'
+src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la \
+	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)

@@ -1,0 +1,111 @@
+// libslurm calls behind slurm_job.hpp (public API only; no command output is parsed).
+#include "hook/slurm_job.hpp"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include <csignal>
+
+namespace idletime::slurmjob {
+namespace {
+
+std::string slurm_err() { return slurm_strerror(slurm_get_errno()); }
+
+ft::JobEnd end_of(uint32_t state) {
+    switch (state & JOB_STATE_BASE) {
+    case JOB_COMPLETE: return ft::JobEnd::Completed;
+    case JOB_CANCELLED: return ft::JobEnd::Cancelled;
+    case JOB_FAILED: return ft::JobEnd::Failed;
+    case JOB_TIMEOUT: return ft::JobEnd::Timeout;
+    case JOB_NODE_FAIL: return ft::JobEnd::NodeFail;
+    case JOB_PREEMPTED: return ft::JobEnd::Preempted;
+    case JOB_OOM: return ft::JobEnd::OutOfMemory;
+    case JOB_PENDING: return ft::JobEnd::Requeued;
+    default: return ft::JobEnd::Other;
+    }
+}
+
+bool update(job_desc_msg_t &d, std::string &err) {
+    if (slurm_update_job(&d) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool load(uint32_t job_id, Job &out, std::string &err) {
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    if (!msg || msg->record_count < 1) {
+        slurm_free_job_info_msg(msg);
+        err = "job not found";
+        return false;
+    }
+    const slurm_job_info_t &j = msg->job_array[0];
+    out = Job{};
+    out.state = j.job_state;
+    out.completing = j.job_state & JOB_COMPLETING;
+    out.pending = (j.job_state & JOB_STATE_BASE) == JOB_PENDING;
+    out.nodes = j.nodes ? j.nodes : "";
+    out.begin_time = j.start_time;  // for a pending job: expected start
+    out.user_id = j.user_id;
+    ft::JobSnapshot &s = out.snap;
+    s.job_id = j.job_id;
+    s.restart_cnt = j.restart_cnt;
+    s.end = end_of(j.job_state);
+    s.requeued = out.pending || (j.job_state & (JOB_REQUEUE | JOB_REQUEUE_HOLD));
+    s.wait_status = int(j.exit_code);
+    s.start_time = j.start_time;
+    s.preempt_time = j.preempt_time;
+    s.admin_comment = j.admin_comment ? j.admin_comment : "";
+    s.comment = j.comment ? j.comment : "";
+    slurm_free_job_info_msg(msg);
+    return true;
+}
+
+bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    d.admin_comment = const_cast<char *>(text.c_str());
+    return update(d, err);
+}
+
+bool set_comment(uint32_t job_id, const std::string &text, std::string &err) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    d.comment = const_cast<char *>(text.c_str());
+    return update(d, err);
+}
+
+bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    d.begin_time = t;
+    return update(d, err);
+}
+
+bool requeue(uint32_t job_id, std::string &err) {
+    if (slurm_requeue(job_id, 0) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    return true;
+}
+
+bool cancel(uint32_t job_id, std::string &err) {
+    if (slurm_kill_job(job_id, SIGKILL, 0) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace idletime::slurmjob
