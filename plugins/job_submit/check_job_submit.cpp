@@ -1,11 +1,15 @@
 // Unit tests of job_submit/idletime's decision against the example config (etc/idletime.json)
 // and the real policy core: one row per submission, expected partitions or rejection.
 #include <check.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/decide.hpp"
 
 using namespace idletime::jobsubmit;
@@ -149,6 +153,23 @@ START_TEST(test_gpu_types) {
 }
 END_TEST
 
+START_TEST(test_config_path) {
+    char tmpl[] = "/tmp/check_job_submit.XXXXXX";
+    int fd = mkstemp(tmpl);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "# site stack\noptional /x/other.so config=/nope\n"
+                        "required  /usr/local/lib/idletime/slurm/spank_idletime.so default_quota=q config=/site/it.json\n";
+    ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+    close(fd);
+    ck_assert(plugstack_config_arg(tmpl) == "/site/it.json");
+    ck_assert(config_path(nullptr, tmpl) == "/site/it.json");
+    ck_assert(config_path("/env.json", tmpl) == "/env.json");
+    ck_assert(config_path("", "/does/not/exist") == "/etc/idletime/idletime.json");
+    ck_assert(config_path(nullptr, nullptr) == "/etc/idletime/idletime.json");
+    unlink(tmpl);
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -162,6 +183,7 @@ int main() {
     tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
     tcase_add_test(tc, test_settings_written);
     tcase_add_test(tc, test_no_config);
+    tcase_add_test(tc, test_config_path);
     tcase_add_loop_test(tc, test_gpu_types, 0, sizeof(kGpu) / sizeof(kGpu[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

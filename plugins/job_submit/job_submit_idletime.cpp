@@ -2,8 +2,8 @@
 // mutex, which serialises every call into this plugin): no I/O per call, nothing that blocks, no
 // exception leaves, never fatal.
 //
-// Config: $IDLETIME_CONFIG of slurmctld's environment, else /etc/idletime/idletime.json, loaded at
-// init. 22.05 re-inits job_submit plugins on `scontrol reconfigure` only when JobSubmitPlugins
+// Config (config_path.hpp): $IDLETIME_CONFIG, else spank_idletime.so's config= in PlugStackConfig,
+// else /etc/idletime/idletime.json; loaded at init. 22.05 re-inits job_submit plugins on `scontrol reconfigure` only when JobSubmitPlugins
 // changes, so we reload when slurm_conf.last_update moves (set each time slurm.conf is read);
 // a config that fails to load keeps the last good one and the reason is logged.
 #include <slurm/slurm.h>
@@ -16,6 +16,7 @@
 #include <exception>
 #include <string>
 
+#include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/decide.hpp"
 #include "plugins/spank/idletime_env.h"
 
@@ -44,8 +45,7 @@ struct Loaded {
 Loaded g_loaded;  // guarded by job_submit's plugin mutex
 
 void load_config() {
-    const char *env = std::getenv(IDLETIME_ENV_CONFIG);
-    g_loaded.path = env && *env ? env : IDLETIME_DEFAULT_CONFIG;
+    g_loaded.path = config_path(std::getenv(IDLETIME_ENV_CONFIG), slurm_conf.plugstack);
     g_loaded.conf_generation = slurm_conf.last_update;
     idletime_config_t *fresh = nullptr;
     char err[512] = "";

@@ -13,7 +13,8 @@ EXTRA_DIST += plugins/job_submit/job_submit_idletime.map
 # The decision (Slurm-free apart from reading job_desc_msg_t), shared with tests and bench/submit.
 noinst_LTLIBRARIES += plugins/job_submit/libjobsubmitcore.la
 plugins_job_submit_libjobsubmitcore_la_SOURCES = \
-	plugins/job_submit/decide.cpp plugins/job_submit/decide.hpp
+	plugins/job_submit/decide.cpp plugins/job_submit/decide.hpp \
+	plugins/job_submit/config_path.cpp plugins/job_submit/config_path.hpp
 
 check_PROGRAMS += plugins/job_submit/check_job_submit
 TESTS += plugins/job_submit/check_job_submit

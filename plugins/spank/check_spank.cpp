@@ -17,6 +17,14 @@ using namespace idletime::spank;
 
 namespace {
 
+// ck_assert_str_eq keeps only the char pointer: a temporary std::string would dangle.
+#define ck_assert_string(expr, expected)                                                        \
+    do {                                                                                        \
+        const std::string got_ = (expr);                                                        \
+        const std::string want_ = (expected);                                                   \
+        ck_assert_msg(got_ == want_, "%s: got \"%s\", want \"%s\"", #expr, got_.c_str(), want_.c_str()); \
+    } while (0)
+
 struct ValidateCase {
     int index;
     const char *value;
@@ -75,18 +83,18 @@ START_TEST(test_precedence) {
     OptionState st;
     std::string arg = std::string("default_idle_resources=") + (c.def ? c.def : "");
     char *argv[] = {arg.data()};
-    ck_assert_str_eq(st.parse_plugstack(c.def ? 1 : 0, argv).c_str(), "");
+    ck_assert_string(st.parse_plugstack(c.def ? 1 : 0, argv), "");
     if (c.cli) {
-        ck_assert_str_eq(st.set_cli(kIdleResources, c.cli).c_str(), "");
-        ck_assert_str_eq(st.set_cli(kIdleResources, c.cli).c_str(), "");  // Slurm calls twice
+        ck_assert_string(st.set_cli(kIdleResources, c.cli), "");
+        ck_assert_string(st.set_cli(kIdleResources, c.cli), "");  // Slurm calls twice
     }
     std::map<std::string, std::string> env;
     if (c.env) env["IDLETIME_IDLE_RESOURCES"] = c.env;
-    ck_assert_str_eq(st.load_env([&](const char *n) -> std::optional<std::string> {
+    ck_assert_string(st.load_env([&](const char *n) -> std::optional<std::string> {
         auto it = env.find(n);
         if (it == env.end()) return std::nullopt;
         return it->second;
-    }).c_str(), "");
+    }), "");
     std::optional<std::string> got = st.effective(kIdleResources);
     ck_assert_int_eq(got.has_value(), c.expect != nullptr);
     if (c.expect) ck_assert_str_eq(got->c_str(), c.expect);
@@ -98,7 +106,7 @@ START_TEST(test_plugstack) {
     char a1[] = "config=/tmp/x.json", a2[] = "default_run_type=async", bad[] = "defualt_quota=x",
          badval[] = "default_max_restarts=-2", noval[] = "config";
     char *ok[] = {a1, a2};
-    ck_assert_str_eq(st.parse_plugstack(2, ok).c_str(), "");
+    ck_assert_string(st.parse_plugstack(2, ok), "");
     ck_assert_str_eq(st.config_path().c_str(), "/tmp/x.json");
     std::optional<std::string> run_type = st.effective(kRunType);
     ck_assert_str_eq(run_type->c_str(), "async");
@@ -124,7 +132,7 @@ START_TEST(test_control_env) {
     char d1[] = "default_idle_resources=acceptable", d2[] = "default_max_restarts=5";
     char *argv[] = {d1, d2};
     OptionState plain;
-    ck_assert_str_eq(plain.parse_plugstack(2, argv).c_str(), "");
+    ck_assert_string(plain.parse_plugstack(2, argv), "");
     auto m = control(plain);  // no user option: routing untouched, FT default passes through
     ck_assert(m.count("IDLETIME_MODE") == 0);
     ck_assert_str_eq(m["IDLETIME_MAX_RESTARTS"].c_str(), "5");
@@ -161,8 +169,8 @@ START_TEST(test_ckpt_dir_create) {
     ck_assert_int_eq(stat((root + "/alice").c_str(), &st), 0);
     ck_assert_int_eq(st.st_mode & 07777, 0700);
     // Same job id again (a requeue): same directory, still fine.
-    ck_assert_str_eq(ckpt_dir_ensure(root, "alice", "42", getuid(), getgid()).c_str(), "");
-    ck_assert_str_eq(ckpt_dir_path(root, "alice", "42").c_str(), (root + "/alice/42").c_str());
+    ck_assert_string(ckpt_dir_ensure(root, "alice", "42", getuid(), getgid()), "");
+    ck_assert_string(ckpt_dir_path(root, "alice", "42"), root + "/alice/42");
 }
 END_TEST
 
@@ -184,7 +192,7 @@ END_TEST
 // Needs root: a directory owned by another uid must be refused, never adopted.
 START_TEST(test_ckpt_dir_foreign_owner) {
     std::string root = tmpdir() + "/ckpt";
-    ck_assert_str_eq(ckpt_dir_ensure(root, "dave", "1", 1000, 1000).c_str(), "");
+    ck_assert_string(ckpt_dir_ensure(root, "dave", "1", 1000, 1000), "");
     ck_assert_int_eq(mkdir((root + "/dave/9").c_str(), 0700), 0);  // planted by root (uid 0)
     std::string err = ckpt_dir_ensure(root, "dave", "9", 1000, 1000);
     ck_assert_msg(err.find("owned by uid 0, not the job's uid 1000") != std::string::npos, "%s", err.c_str());
