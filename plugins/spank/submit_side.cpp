@@ -3,7 +3,7 @@
 // The job's account: sbatch does not show -A to SPANK, and job_desc->account is NULL in slurmctld
 // when the user relies on the default account, which a job_submit plugin cannot look up with public
 // headers. So we send IDLETIME_ACCOUNT: the *_ACCOUNT environment variable sbatch/salloc/srun honour,
-// else the user's DefaultAccount from slurmdbd. It is only a hint for choosing partitions: job_submit
+// else the user's DefaultAccount from slurmctld's association cache. It is only a hint for choosing partitions: job_submit
 // writes it into job_desc->account, so Slurm still checks the user's association and the partitions'
 // AllowAccounts; a forged value cannot grant access.
 #include <errno.h>
@@ -38,29 +38,24 @@ std::string user_name() {
     return pw.pw_name;
 }
 
-// slurmdbd round trip; "" when accounting is unavailable (the core then asks for --account).
+// Asks slurmctld's association cache (one RPC, about 1 ms measured; a slurmdbd query via
+// slurmdb_users_get took 85 ms). "" when unknown: the core then asks for --account.
 std::string default_account(const std::string &user) {
-    void *db = slurmdb_connection_get(nullptr);
-    if (!db) return "";
-    List names = slurm_list_create(nullptr);
-    slurm_list_append(names, const_cast<char *>(user.c_str()));
-    slurmdb_assoc_cond_t assoc_cond;
-    std::memset(&assoc_cond, 0, sizeof(assoc_cond));
-    assoc_cond.user_list = names;
-    slurmdb_user_cond_t cond;
-    std::memset(&cond, 0, sizeof(cond));
-    cond.assoc_cond = &assoc_cond;
+    assoc_mgr_info_request_msg_t req;
+    std::memset(&req, 0, sizeof(req));
+    req.flags = ASSOC_MGR_INFO_FLAG_USERS;
+    req.user_list = slurm_list_create(nullptr);
+    slurm_list_append(req.user_list, const_cast<char *>(user.c_str()));
+    assoc_mgr_info_msg_t *msg = nullptr;
     std::string out;
-    List users = slurmdb_users_get(db, &cond);
-    if (users) {
-        ListIterator it = slurm_list_iterator_create(users);
-        auto *rec = static_cast<slurmdb_user_rec_t *>(slurm_list_next(it));
-        if (rec && rec->default_acct) out = rec->default_acct;
+    if (slurm_load_assoc_mgr_info(&req, &msg) == SLURM_SUCCESS && msg && msg->user_list) {
+        ListIterator it = slurm_list_iterator_create(msg->user_list);
+        while (auto *rec = static_cast<slurmdb_user_rec_t *>(slurm_list_next(it)))
+            if (rec->name && user == rec->name && rec->default_acct) out = rec->default_acct;
         slurm_list_iterator_destroy(it);
-        slurm_list_destroy(users);
     }
-    slurm_list_destroy(names);
-    slurmdb_connection_close(&db);
+    slurm_free_assoc_mgr_info_msg(msg);
+    slurm_list_destroy(req.user_list);
     return out;
 }
 
@@ -74,7 +69,7 @@ std::string account_hint() {
     auto t0 = std::chrono::steady_clock::now();
     std::string acct = default_account(user);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    slurm_debug("idletime/spank: DefaultAccount of %s is \"%s\" (slurmdbd lookup %.2f ms)", user.c_str(),
+    slurm_debug("idletime/spank: DefaultAccount of %s is \"%s\" (slurmctld lookup %.2f ms)", user.c_str(),
                 acct.c_str(), ms);
     return acct;
 }
