@@ -116,6 +116,8 @@ void check_options(const MapOptions &o)
     for (const auto &p : o.pools)
         if (p.gpus < 1 || p.name.empty() || p.spec.empty())
             throw std::invalid_argument("pool '" + p.name + "' needs a name, a spec and >= 1 GPU");
+    if (!(o.sample > 0 && o.sample <= 1))
+        throw std::invalid_argument("sample share must be in (0, 1]");
     if (o.max_gpus_per_job < 1 || o.min_duration_s < 0)
         throw std::invalid_argument("max GPUs per job must be >= 1 and min duration >= 0");
 }
@@ -164,6 +166,8 @@ bool candidate(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidat
         return st.never_scheduled++, false;
     if (!in_window && !carried)
         return st.outside_window++, false;
+    if (double(stable_hash(o.seed, "sample:" + r.name) % 1000000) >= o.sample * 1e6)
+        return st.sampled_out++, false;
     if (pools.empty())
         return st.unmapped_spec++, false;
     bool shared = r.num_gpu == 1 && r.gpu_milli < 1000;

@@ -8,6 +8,7 @@
 // - team: a seeded hash of the pod name picks one of `teams` quotas in that pool.
 // - GPUs: gpu_milli < 1000 (shared GPU) -> 1 whole GPU (RoundUp) or skipped (Skip);
 //   more than max_gpus_per_job -> capped.
+// - sampling: a seeded hash keeps a share `sample` of the pods (scales the load to the cluster).
 // - time: only pods running inside [window_start_s, window_start_s + window_len_s) are kept;
 //   a pod running at the window start is submitted at offset 0 (carry_over); ends are clipped
 //   to the window end; offsets and durations are divided by `compress`; durations are at
@@ -49,6 +50,7 @@ struct MapOptions {
     int max_gpus_per_job = 4;         // node size of the local cluster
     double min_duration_s = 3.0;      // replay seconds
     bool carry_over = true;
+    double sample = 1.0;              // keep a pod when its seeded hash falls below this share
 };
 
 struct ReplayJob {
@@ -69,13 +71,14 @@ struct Quota {
     double p95_gpus = 0;    // demand that set it (before scaling)
 };
 
-// Why pods were dropped or changed; every pod lands in exactly one of the first six counters.
+// Why pods were dropped or changed; every pod lands in exactly one of the first seven counters.
 struct MapStats {
     int pods = 0;
     int kept = 0;
     int no_gpu = 0;
     int never_scheduled = 0;
     int outside_window = 0;
+    int sampled_out = 0;
     int unmapped_spec = 0;
     int fractional_skipped = 0;
     int fractional_rounded = 0;   // kept, shared GPU rounded up to one

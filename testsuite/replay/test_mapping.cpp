@@ -84,8 +84,9 @@ START_TEST(test_stats)
     ck_assert_int_eq(s.gpus_capped, 1);
     ck_assert_int_eq(s.guaranteed, 3);
     ck_assert_int_eq(s.idle, 1);
-    ck_assert_int_eq(s.kept + s.no_gpu + s.never_scheduled + s.outside_window + s.unmapped_spec +
-                         s.fractional_skipped,
+    ck_assert_int_eq(s.sampled_out, 0);
+    ck_assert_int_eq(s.kept + s.no_gpu + s.never_scheduled + s.outside_window + s.sampled_out +
+                         s.unmapped_spec + s.fractional_skipped,
                      s.pods);
     ck_assert_double_eq_tol(js.span_s, 100, 1e-9);
 }
@@ -161,6 +162,11 @@ START_TEST(test_deterministic)
     ck_assert_int_lt(same_ac, 200);
     ck_assert_int_gt(h100, 60);  // equal capacities: about half each
     ck_assert_int_lt(h100, 140);
+    o.sample = 0.25;
+    JobStream d = map_trace(recs, o);
+    ck_assert_int_gt(d.stats.kept, 25);  // about 50 of 200
+    ck_assert_int_lt(d.stats.kept, 75);
+    ck_assert_int_eq(d.stats.kept + d.stats.sampled_out, 200);
 }
 END_TEST
 
@@ -218,6 +224,7 @@ const BadOpt kBadOpts[] = {
     {[](MapOptions &o) { o.teams = 0; }, "teams per pool must be >= 1"},
     {[](MapOptions &o) { o.pools.clear(); }, "at least one local pool"},
     {[](MapOptions &o) { o.pools[1].gpus = 2; }, "quotas need at least 5 GPUs"},
+    {[](MapOptions &o) { o.sample = 0; }, "sample share must be in (0, 1]"},
 };
 
 START_TEST(test_bad_options)

@@ -1,0 +1,149 @@
+// idletime-replay-job: the work of one replayed trace job. It "computes" by sleeping until
+// --work seconds of progress are done, and appends its life to --log (one line per event:
+// "<epoch s> <event> restart=<n> progress=<s> saved=<s>") so the driver can measure lost work.
+//   --mode plain: no checkpoints; a rerun starts from zero; SIGTERM ends it (logged).
+//   --mode ckpt:  libidletime-ckpt checkpoints every --ckpt-every s of progress; on the
+//                 preemption notice it saves, then releases the GPUs at once (idletime_ckpt_release).
+#include "idletime/ckpt.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <time.h>
+
+namespace {
+
+struct Args {
+    double work = 0, ckpt_every = 10;
+    std::string log, mode = "plain", dir;
+};
+
+volatile sig_atomic_t g_term = 0;
+void on_term(int) { g_term = 1; }
+
+double now_epoch()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+double now_mono()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+int restart_count()
+{
+    const char *r = std::getenv("SLURM_RESTART_COUNT");
+    return r ? std::atoi(r) : 0;
+}
+
+void log_event(const Args &a, const char *event, double progress, double saved, const char *extra = "")
+{
+    FILE *f = std::fopen(a.log.c_str(), "a");
+    if (!f)
+        return;
+    std::fprintf(f, "%.3f %s restart=%d progress=%.3f saved=%.3f%s\n", now_epoch(), event,
+                 restart_count(), progress, saved, extra);
+    std::fclose(f);
+}
+
+bool parse(int argc, char **argv, Args &a)
+{
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string k = argv[i], v = argv[i + 1];
+        if (k == "--work") a.work = std::atof(v.c_str());
+        else if (k == "--log") a.log = v;
+        else if (k == "--mode") a.mode = v;
+        else if (k == "--ckpt-dir") a.dir = v;
+        else if (k == "--ckpt-every") a.ckpt_every = std::atof(v.c_str());
+        else return false;
+    }
+    return argc % 2 == 1 && a.work > 0 && !a.log.empty() && (a.mode == "plain" || a.mode == "ckpt") &&
+           (a.mode == "plain" || !a.dir.empty()) && a.ckpt_every > 0;
+}
+
+void tick() { struct timespec ts{0, 100 * 1000 * 1000}; nanosleep(&ts, nullptr); }
+
+int run_plain(const Args &a)
+{
+    std::signal(SIGTERM, on_term);
+    log_event(a, "start", 0, 0);
+    double t0 = now_mono(), p = 0;
+    while (p < a.work && !g_term) {
+        tick();
+        p = now_mono() - t0;
+    }
+    log_event(a, g_term ? "term" : "done", std::min(p, a.work), 0);
+    return g_term ? 143 : 0;
+}
+
+// Saves progress (milliseconds = step, so steps only grow). Returns the saved progress.
+double save(idletime_ckpt_t *h, double progress, double saved, bool sync)
+{
+    uint64_t step = uint64_t(progress * 1000);
+    if (step <= uint64_t(saved * 1000))
+        return saved;
+    if (idletime_ckpt_begin(h, step) != 0 || idletime_ckpt_add(h, "progress", &step, sizeof step) != 0 ||
+        (sync ? idletime_ckpt_commit(h) : idletime_ckpt_commit_async(h)) != 0) {
+        std::fprintf(stderr, "idletime/replay-job: save failed: %s\n", idletime_ckpt_last_error(h));
+        return saved;
+    }
+    return progress;
+}
+
+int run_ckpt(const Args &a)
+{
+    idletime_ckpt_t *h = nullptr;
+    if (idletime_ckpt_open(a.dir.c_str(), nullptr, &h) != 0) {
+        std::fprintf(stderr, "idletime/replay-job: %s\n", h ? idletime_ckpt_last_error(h) : "out of memory");
+        return 1;
+    }
+    uint64_t step = 0;
+    double p0 = idletime_ckpt_latest(h, &step, nullptr, 0) == 0 ? double(step) / 1000 : 0;
+    idletime_ckpt_install_notice(h, 0);
+    log_event(a, "start", p0, p0);
+    double t0 = now_mono(), p = p0, saved = p0;
+    while (p < a.work && !idletime_ckpt_preempt_requested(h)) {
+        tick();
+        p = std::min(a.work, p0 + now_mono() - t0);
+        idletime_ckpt_progress(h, uint64_t(p * 1000));
+        if (p - saved >= a.ckpt_every && !idletime_ckpt_saving(h))
+            saved = save(h, p, saved, false);
+    }
+    if (p >= a.work) {
+        idletime_ckpt_close(h);
+        log_event(a, "done", p, p);
+        return 0;
+    }
+    log_event(a, "notice", p, saved);
+    idletime_ckpt_wait(h);
+    saved = save(h, p, saved, true);
+    log_event(a, "saved", p, saved);
+    int rc = idletime_ckpt_release(h);
+    log_event(a, rc == 0 ? "release" : "release-failed", p, saved);
+    if (rc != 0)  // wait for Slurm to end the run at the grace time; exiting would "complete" it
+        for (;;)
+            tick();
+    idletime_ckpt_close(h);  // the requeue is recorded by now: exiting cannot "complete" the job
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+    Args a;
+    if (!parse(argc, argv, a)) {
+        std::fprintf(stderr, "usage: idletime-replay-job --work SECONDS --log FILE [--mode plain|ckpt] "
+                             "[--ckpt-dir DIR] [--ckpt-every SECONDS]\n");
+        return 2;
+    }
+    return a.mode == "plain" ? run_plain(a) : run_ckpt(a);
+}

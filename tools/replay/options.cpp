@@ -1,0 +1,148 @@
+#include "options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace idletime::replay {
+
+namespace {
+
+[[noreturn]] void bad(const std::string &msg)
+{
+    std::cerr << "idletime-replay: " << msg << " (see idletime-replay --help)\n";
+    std::exit(2);
+}
+
+double num(const std::string &opt, const std::string &v)
+{
+    char *end = nullptr;
+    double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || d < 0)
+        bad(opt + " '" + v + "' is not a non-negative number");
+    return d;
+}
+
+std::map<std::string, std::string> spec_map(const std::string &v)
+{
+    std::map<std::string, std::string> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+            bad("--spec-map item '" + item + "' must be MODEL=SPEC (e.g. G2=h100)");
+        out[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    return out;
+}
+
+using Setter = std::function<void(Options &, const std::string &)>;
+
+const std::map<std::string, Setter> &setters()
+{
+    static const std::map<std::string, Setter> t{
+        {"--trace", [](Options &o, const std::string &v) { o.trace = v; }},
+        {"--kind", [](Options &o, const std::string &v) { o.kind = v; }},
+        {"--out", [](Options &o, const std::string &v) { o.out = v; }},
+        {"--window-start", [](Options &o, const std::string &v) { o.map.window_start_s = int64_t(num("--window-start", v)); }},
+        {"--window-len", [](Options &o, const std::string &v) { o.map.window_len_s = int64_t(num("--window-len", v)); }},
+        {"--compress", [](Options &o, const std::string &v) { o.map.compress = num("--compress", v); }},
+        {"--seed", [](Options &o, const std::string &v) { o.map.seed = uint64_t(num("--seed", v)); }},
+        {"--teams", [](Options &o, const std::string &v) { o.map.teams = int(num("--teams", v)); }},
+        {"--min-duration", [](Options &o, const std::string &v) { o.map.min_duration_s = num("--min-duration", v); }},
+        {"--sample", [](Options &o, const std::string &v) { o.map.sample = num("--sample", v); }},
+        {"--max-gpus", [](Options &o, const std::string &v) { o.map.max_gpus_per_job = int(num("--max-gpus", v)); }},
+        {"--spec-map", [](Options &o, const std::string &v) { o.map.model_to_spec = spec_map(v); }},
+        {"--fractional", [](Options &o, const std::string &v) {
+             if (v != "round-up" && v != "skip")
+                 bad("--fractional '" + v + "' unknown, allowed: round-up, skip");
+             o.map.fractional = v == "skip" ? Fractional::Skip : Fractional::RoundUp;
+         }},
+        {"--configs", [](Options &o, const std::string &v) {
+             if (v.empty() || v.find_first_not_of("ABC") != std::string::npos)
+                 bad("--configs '" + v + "' must be letters of A, B, C (e.g. ABC)");
+             o.configs = v;
+         }},
+        {"--cluster-dir", [](Options &o, const std::string &v) { o.cluster_dir = v; }},
+        {"--start-script", [](Options &o, const std::string &v) { o.start_script = v; }},
+        {"--prefix", [](Options &o, const std::string &v) { o.prefix = v; }},
+        {"--worker", [](Options &o, const std::string &v) { o.worker = v; }},
+        {"--poll", [](Options &o, const std::string &v) { o.poll_s = num("--poll", v); }},
+        {"--timeout", [](Options &o, const std::string &v) { o.timeout_s = num("--timeout", v); }},
+        {"--ckpt-every", [](Options &o, const std::string &v) { o.ckpt_every_s = num("--ckpt-every", v); }},
+        {"--requeue-delay", [](Options &o, const std::string &v) { o.requeue_delay_s = int(num("--requeue-delay", v)); }},
+        {"--c-routing", [](Options &o, const std::string &v) {
+             if (v != "plugin" && v != "direct")
+                 bad("--c-routing '" + v + "' unknown, allowed: plugin, direct");
+             o.route_by_plugin = v == "plugin";
+         }},
+    };
+    return t;
+}
+
+}  // namespace
+
+void print_usage()
+{
+    std::cout <<
+        "usage: idletime-replay map|run --trace FILE --out DIR [options]\n"
+        "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
+        "  run: map, then replay it on the local cluster under configurations A, B, C and write\n"
+        "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
+        "mapping: --kind openb --window-start S --window-len S --compress F --seed N --teams K\n"
+        "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n         --sample SHARE\n"
+        "         --no-carry-over\n"
+        "run:     --configs ABC --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
+        "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
+        "         --allow-foreign-jobs\n"
+        "exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input\n";
+}
+
+Options parse_options(int argc, char **argv)
+{
+    Options o;
+    o.map.pools = {{"a100", "a100", 16}, {"h100", "h100", 16}};
+    o.map.model_to_spec = {{"V100M16", "a100"}, {"V100M32", "a100"}, {"G2", "h100"}};
+    // Defaults chosen in doc/replay/README.md: 12 busy trace hours, 200x, 80 % of the pods.
+    o.map.window_start_s = 12100000;
+    o.map.window_len_s = 43200;
+    o.map.compress = 200;
+    o.map.sample = 0.8;
+    o.map.seed = 1;
+    for (int i = 0; i < argc; i++)
+        o.command_line += (i ? " " : "") + std::string(argv[i]);
+    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        print_usage();
+        std::exit(0);
+    }
+    if (argc < 2 || (std::string(argv[1]) != "map" && std::string(argv[1]) != "run"))
+        bad("first argument must be 'map' or 'run'");
+    o.command = argv[1];
+    for (int i = 2; i < argc; i++) {
+        std::string a = argv[i], v;
+        if (a == "--no-carry-over") { o.map.carry_over = false; continue; }
+        if (a == "--allow-foreign-jobs") { o.allow_foreign = true; continue; }
+        auto eq = a.find('=');
+        if (eq != std::string::npos) {
+            v = a.substr(eq + 1);
+            a = a.substr(0, eq);
+        } else if (i + 1 < argc) {
+            v = argv[++i];
+        } else if (setters().count(a)) {
+            bad("option " + a + " needs a value");
+        }
+        auto it = setters().find(a);
+        if (it == setters().end())
+            bad("unknown option '" + a + "'");
+        it->second(o, v);
+    }
+    if (o.trace.empty() || o.out.empty())
+        bad("--trace FILE and --out DIR are required");
+    return o;
+}
+
+}  // namespace idletime::replay

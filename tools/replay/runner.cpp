@@ -1,0 +1,320 @@
+// Submission schedule, polling (slurm_load_jobs) and the merge with the workers' own logs.
+#include "runner.hpp"
+#include "slurm_client.hpp"
+
+#include <slurm/slurm.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace idletime::replay {
+
+const ConfigPlan &config_plan(char letter)
+{
+    static const ConfigPlan plans[] = {
+        {'A', "no borrowing (quota partitions only)", false, false, false},
+        {'B', "plain Slurm scavenger (GraceTime + requeue, no handshake)", false, true, false},
+        {'C', "idletime (--idle-resources, checkpoint + fast release)", true, true, true},
+    };
+    for (const auto &p : plans)
+        if (p.letter == letter)
+            return p;
+    throw std::invalid_argument(std::string("configuration '") + letter + "' unknown, allowed: A, B, C");
+}
+
+namespace {
+
+double epoch_now()
+{
+    using namespace std::chrono;
+    return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// What polling saw of one run (restart index r).
+struct PollRun {
+    double start = -1, end = -1, notice = -1;
+    std::string partition;
+};
+
+// What the worker logged about one run.
+struct LogRun {
+    double start = -1, end = -1, notice = -1, p0 = 0, p = 0, saved = 0;
+    bool done = false;
+};
+
+struct Track {
+    const ReplayJob *job = nullptr;
+    uint32_t id = 0;
+    bool submitted = false, completed = false, failed = false;
+    uint32_t restarts = 0;
+    bool open = false;
+    std::map<uint32_t, PollRun> runs;
+};
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+SubmitSpec submit_spec(const ReplayJob &j, const ConfigPlan &plan, const RunSetup &s)
+{
+    SubmitSpec sp;
+    bool idle = j.cls == JobClass::Idle;
+    sp.name = j.id;
+    sp.account = j.quota;
+    sp.tres = "gres:gpu:" + j.spec + ":" + std::to_string(j.gpus);
+    sp.workdir = s.out_dir;
+    sp.output = s.out_dir + "/out/" + j.id + "-%j.out";
+    bool routed = plan.plugins && s.route_by_plugin;
+    if (!routed)
+        sp.partition = idle && plan.idle_partitions ? "idle-" + j.pool : "quota-" + j.quota;
+    if (plan.plugins) {
+        std::string mode = idle ? "only" : "none";
+        sp.spank_env = {"IDLETIME_MODE=" + mode, "IDLETIME_QUOTA=" + j.quota};
+        sp.env = {"SLURM_SPANK_IDLETIME_MODE=" + mode, "SLURM_SPANK_IDLETIME_QUOTA=" + j.quota};
+    }
+    sp.env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+    sp.env.push_back("SLURM_CONF=" + s.slurm_conf);
+    sp.env.push_back("IDLETIME_MUNGE_SOCKET=" + s.munge_socket);
+    sp.env.push_back("IDLETIME_GRACE_TIME=" + std::to_string(s.grace_time_s));
+    sp.notice_to_batch = plan.ckpt_worker;
+    std::ostringstream cmd;
+    cmd << "#!/bin/sh\nexec " << quoted(s.worker) << " --work " << j.duration_s << " --log "
+        << quoted(s.out_dir + "/logs/" + j.id + ".log");
+    if (plan.ckpt_worker)
+        cmd << " --mode ckpt --ckpt-dir " << quoted(s.out_dir + "/ckpt/" + j.id) << " --ckpt-every "
+            << s.ckpt_every_s;
+    cmd << "\n";
+    sp.script = cmd.str();
+    return sp;
+}
+
+// Applies one poll's view of a job to its track (t = epoch seconds of the poll).
+void observe(Track &tr, const JobView &v, double t)
+{
+    auto close_open = [&](double end) {
+        if (tr.open) {
+            PollRun &r = tr.runs[tr.restarts];
+            r.end = end > 0 && end >= r.start ? end : t;
+            tr.open = false;
+        }
+    };
+    if (v.restarts > tr.restarts) {  // requeued since the last poll
+        close_open(double(v.end));
+        tr.restarts = v.restarts;
+    }
+    if (job_state_running(v)) {
+        PollRun &r = tr.runs[tr.restarts];
+        if (!tr.open) {
+            r.start = double(v.start);
+            r.partition = v.partition;
+            tr.open = true;
+        }
+        if (v.preempt > 0 && r.notice < 0)
+            r.notice = double(v.preempt);
+    } else if (job_state_completed(v) || job_state_failed(v)) {
+        close_open(double(v.end));
+        tr.completed = job_state_completed(v);
+        tr.failed = !tr.completed;
+    } else if (v.completing) {
+        close_open(double(v.end));
+    }
+}
+
+double field(const std::string &line, const std::string &key)
+{
+    auto at = line.find(" " + key + "=");
+    return at == std::string::npos ? 0 : std::atof(line.c_str() + at + key.size() + 2);
+}
+
+std::map<uint32_t, LogRun> read_worker_log(const std::string &path)
+{
+    std::map<uint32_t, LogRun> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ss(line);
+        double t = 0;
+        std::string ev;
+        ss >> t >> ev;
+        LogRun &r = out[uint32_t(field(line, "restart"))];
+        r.p = field(line, "progress");
+        r.saved = field(line, "saved");
+        if (ev == "start") {
+            r.start = t;
+            r.p0 = r.p;
+        } else if (ev == "notice") {
+            r.notice = t;
+        } else {
+            r.end = t;
+            r.done = ev == "done";
+        }
+    }
+    return out;
+}
+
+// One run from both sources, in replay seconds (t0 = first submission epoch).
+JobRun merge_run(const PollRun *pr, const LogRun *lr, bool ckpt, double t0)
+{
+    JobRun run;
+    run.start_s = (pr && pr->start > 0 ? pr->start : lr->start) - t0;
+    double end = pr && pr->end > 0 ? pr->end : (lr && lr->end > 0 ? lr->end : pr ? pr->start : 0);
+    run.end_s = std::max(run.start_s, end - t0);
+    run.partition = pr ? pr->partition : "";
+    run.in_quota = run.partition.rfind("quota-", 0) == 0;
+    double notice = pr && pr->notice > 0 ? pr->notice : -1;
+    if (lr && lr->notice > 0 && (notice < 0 || lr->notice < notice))
+        notice = lr->notice;
+    run.notice_s = notice < 0 ? -1 : notice - t0;
+    run.work_done_s = lr && lr->start > 0 ? lr->p - lr->p0 : run.end_s - run.start_s;
+    run.work_kept_s = lr && ckpt ? std::max(0.0, lr->saved - lr->p0) : 0;
+    return run;
+}
+
+JobRecord finish_record(const Track &tr, const RunSetup &s, bool ckpt, double t0)
+{
+    JobRecord rec;
+    rec.job = *tr.job;
+    rec.submitted = tr.submitted;
+    auto logs = read_worker_log(s.out_dir + "/logs/" + tr.job->id + ".log");
+    uint32_t last = tr.restarts;
+    for (const auto &[r, lr] : logs)
+        last = std::max(last, r);
+    for (uint32_t r = 0; r <= last && tr.submitted; r++) {
+        auto pi = tr.runs.find(r);
+        auto li = logs.find(r);
+        const PollRun *pr = pi == tr.runs.end() ? nullptr : &pi->second;
+        const LogRun *lr = li == logs.end() ? nullptr : &li->second;
+        if ((!pr || pr->start <= 0) && (!lr || lr->start <= 0))
+            continue;  // a restart index that never ran (requeued while pending)
+        JobRun run = merge_run(pr, lr, ckpt, t0);
+        run.preempted = r < last || (!tr.completed && r == last && tr.restarts > r);
+        rec.runs.push_back(run);
+    }
+    rec.completed = tr.completed && !rec.runs.empty();
+    return rec;
+}
+
+void make_dirs(const RunSetup &s)
+{
+    for (const char *d : {"logs", "ckpt", "out"}) {
+        fs::remove_all(s.out_dir + "/" + d);
+        fs::create_directories(s.out_dir + "/" + d);
+    }
+    fs::permissions(s.out_dir + "/ckpt", fs::perms::owner_all);
+}
+
+Sample take_sample(const std::vector<Track> &tracks, const std::map<uint32_t, size_t> &by_id,
+                   const std::vector<JobView> &views, double t)
+{
+    Sample smp;
+    smp.t = t;
+    for (const auto &v : views) {
+        if (v.base != JOB_RUNNING)  // what the QOS limit counts, with or without COMPLETING
+            continue;
+        const ReplayJob &j = *tracks[by_id.at(v.id)].job;
+        smp.pool_gpus[j.pool] += j.gpus;
+        if (v.partition.rfind("quota-", 0) == 0)
+            smp.quota_gpus[v.partition.substr(6)] += j.gpus;
+    }
+    return smp;
+}
+
+
+struct Loop {
+    std::vector<Track> tracks;
+    std::map<uint32_t, size_t> by_id;
+    std::set<uint32_t> ids;
+    std::vector<Sample> samples;
+    size_t next = 0;  // next job to submit
+};
+
+// Submits the jobs whose offset has come; returns false once a submission failed.
+void submit_due(Loop &L, const JobStream &js, const ConfigPlan &plan, const RunSetup &s, double t)
+{
+    while (L.next < js.jobs.size() && js.jobs[L.next].submit_s <= t) {
+        Track &tr = L.tracks[L.next];
+        tr.id = submit_job(submit_spec(js.jobs[L.next], plan, s));
+        tr.submitted = true;
+        L.by_id[tr.id] = L.next;
+        L.ids.insert(tr.id);
+        L.next++;
+    }
+}
+
+bool poll_once(Loop &L, double t0)
+{
+    double now = epoch_now();
+    auto views = load_jobs(L.ids);
+    bool all_done = L.next == L.tracks.size();
+    for (const auto &v : views)
+        observe(L.tracks[L.by_id.at(v.id)], v, now);
+    for (const auto &tr : L.tracks)
+        all_done = all_done && tr.submitted && (tr.completed || tr.failed);
+    L.samples.push_back(take_sample(L.tracks, L.by_id, views, now - t0));
+    return all_done;
+}
+
+void print_progress(const Loop &L, double t, std::ostream &out)
+{
+    int running = 0, done = 0;
+    for (const auto &tr : L.tracks) {
+        running += tr.open;
+        done += tr.completed || tr.failed;
+    }
+    out << "idletime/replay: t=" << int(t) << " s submitted " << L.next << "/" << L.tracks.size()
+        << " running " << running << " ended " << done << std::endl;
+}
+
+}  // namespace
+
+EventLog run_config(const JobStream &js, const ConfigPlan &plan, const RunSetup &s,
+                    std::ostream &progress)
+{
+    make_dirs(s);
+    Loop L;
+    L.tracks.resize(js.jobs.size());
+    for (size_t i = 0; i < js.jobs.size(); i++)
+        L.tracks[i].job = &js.jobs[i];
+    double t0 = epoch_now(), next_poll = 0, next_print = 0;
+    bool done = false;
+    while (!done) {
+        double t = epoch_now() - t0;
+        submit_due(L, js, plan, s, t);
+        if (t >= next_poll) {
+            done = poll_once(L, t0);
+            next_poll = t + s.poll_s;
+        }
+        if (t >= next_print) {
+            print_progress(L, t, progress);
+            next_print = t + 15;
+        }
+        if (t > s.timeout_s) {
+            progress << "idletime/replay: configuration " << plan.letter << " timed out after "
+                     << int(t) << " s: cancelling its remaining jobs" << std::endl;
+            for (const auto &tr : L.tracks)
+                if (tr.submitted && !tr.completed && !tr.failed)
+                    cancel_job(tr.id);
+            break;
+        }
+        double wake = next_poll;
+        if (L.next < js.jobs.size())
+            wake = std::min(wake, js.jobs[L.next].submit_s);
+        double nap = std::max(0.0, wake - (epoch_now() - t0));
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(nap, s.poll_s)));
+    }
+    EventLog log;
+    log.samples = std::move(L.samples);
+    log.quotas = js.quotas;
+    log.span_s = js.span_s;
+    for (const auto &tr : L.tracks)
+        log.jobs.push_back(finish_record(tr, s, plan.ckpt_worker, t0));
+    return log;
+}
+
+}  // namespace idletime::replay

@@ -1,0 +1,201 @@
+#include "setup.hpp"
+#include "slurm_client.hpp"
+
+#include <json-c/json.h>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <set>
+#include <spawn.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <fcntl.h>
+
+extern char **environ;
+namespace fs = std::filesystem;
+
+namespace idletime::replay {
+
+namespace {
+
+// Runs argv (stdin /dev/null, stdout+stderr appended to log); returns the exit status.
+int spawn_wait(const std::vector<std::string> &args, const std::string &log)
+{
+    std::vector<char *> argv;
+    for (const auto &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return 127;
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0)
+        return 127;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string self_dir()
+{
+    std::error_code ec;
+    auto p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? "." : p.parent_path().string();
+}
+
+json_object *pool_json(const LocalPool &p)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "name", json_object_new_string(p.name.c_str()));
+    json_object_object_add(o, "tenant", json_object_new_string("openb"));
+    json_object_object_add(o, "type", json_object_new_string("high-performance"));
+    json_object_object_add(o, "gpu_spec", json_object_new_string(p.spec.c_str()));
+    std::string nodes = p.name + "-[1-" + std::to_string(p.gpus / 4) + "]";
+    json_object_object_add(o, "nodes", json_object_new_string(nodes.c_str()));
+    json_object *node = json_object_new_object();
+    json_object_object_add(node, "gpus", json_object_new_int(4));
+    json_object_object_add(node, "cpus", json_object_new_int(8));
+    json_object_object_add(node, "memory_mb", json_object_new_int(16000));
+    json_object_object_add(o, "node", node);
+    return o;
+}
+
+json_object *quota_json(const Quota &q)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "name", json_object_new_string(q.name.c_str()));
+    json_object_object_add(o, "pool", json_object_new_string(q.pool.c_str()));
+    json_object_object_add(o, "gpus", json_object_new_int(q.gpus));
+    json_object_object_add(o, "cpus", json_object_new_int(2 * q.gpus));  // 8 CPUs per 4-GPU node
+    json_object_object_add(o, "memory_mb", json_object_new_int(4000 * q.gpus));
+    json_object *acc = json_object_new_array();
+    json_object_array_add(acc, json_object_new_string(q.name.c_str()));
+    json_object_object_add(o, "accounts", acc);
+    return o;
+}
+
+}  // namespace
+
+void write_replay_config(const std::string &path, const JobStream &js, const Options &o)
+{
+    json_object *root = json_object_new_object();
+    json_object *tenants = json_object_new_array();
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "name", json_object_new_string("openb"));
+    json_object_object_add(t, "description", json_object_new_string("teams derived from the openb trace by idletime-replay"));
+    json_object_array_add(tenants, t);
+    json_object_object_add(root, "tenants", tenants);
+    json_object *pools = json_object_new_array();
+    for (const auto &p : o.map.pools)
+        json_object_array_add(pools, pool_json(p));
+    json_object_object_add(root, "pools", pools);
+    json_object *quotas = json_object_new_array();
+    for (const auto &q : js.quotas)
+        json_object_array_add(quotas, quota_json(q));
+    json_object_object_add(root, "quotas", quotas);
+    json_object *idle = json_object_new_object();
+    json_object_object_add(idle, "grace_time", json_object_new_int(30));
+    json_object_object_add(idle, "checkpoint_signal", json_object_new_string("USR1"));
+    json_object_object_add(idle, "requeue", json_object_new_boolean(1));
+    std::string root_dir = fs::absolute(o.out).string() + "/ckpt-root";
+    json_object_object_add(idle, "checkpoint_root", json_object_new_string(root_dir.c_str()));
+    json_object_object_add(root, "idle", idle);
+    int rc = json_object_to_file_ext(path.c_str(), root, JSON_C_TO_STRING_PRETTY);
+    json_object_put(root);
+    if (rc != 0)
+        throw std::runtime_error("cannot write " + path);
+}
+
+void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &dir)
+{
+    std::string script = o.start_script.empty() ? std::string(IDLETIME_SRCDIR) + "/testsuite/cluster/start.sh"
+                                                : o.start_script;
+    std::vector<std::string> args{script, "--config", fs::absolute(o.out).string() + "/idletime.json",
+                                  "--prefix", o.prefix, "--dir", o.cluster_dir};
+    if (!plan.plugins)
+        args.push_back("--no-plugins");
+    else if (o.route_by_plugin && !fs::exists(o.prefix + "/lib/idletime/slurm/job_submit_idletime.so"))
+        throw std::runtime_error("configuration C needs " + o.prefix +
+                                 "/lib/idletime/slurm/job_submit_idletime.so (make install), or --c-routing=direct");
+    if (o.requeue_delay_s > 0) {
+        std::string extra = fs::absolute(dir).string() + "/extra.conf";
+        std::ofstream(extra) << "# idletime-replay: requeued jobs wait cred_expire seconds (default 120)\n"
+                             << "AuthInfo=socket=" << o.cluster_dir << "/munge/munge.socket.2,cred_expire="
+                             << o.requeue_delay_s << "\n";
+        args.insert(args.end(), {"--extra-conf", extra});
+    }
+    std::string log = fs::absolute(dir).string() + "/cluster-start.log";
+    int rc = spawn_wait(args, log);
+    if (rc != 0)
+        throw std::runtime_error("cluster start failed (exit " + std::to_string(rc) + "): see " + log);
+}
+
+void prepare_cluster(const Options &o, const JobStream &js)
+{
+    std::string accounts;
+    for (const auto &q : js.quotas)
+        accounts += (accounts.empty() ? "" : ",") + q.name;
+    // Exit status 1 means "nothing new added" when root has them already; submissions check.
+    spawn_wait({"sacctmgr", "-i", "add", "user", "root", "account=" + accounts}, o.out + "/sacctmgr.log");
+    int foreign = foreign_active_jobs({});
+    if (foreign > 0 && !o.allow_foreign)
+        throw std::runtime_error(std::to_string(foreign) +
+                                 " jobs of others are pending or running on the cluster; wait, or "
+                                 "pass --allow-foreign-jobs");
+}
+
+RunSetup run_setup(const Options &o, const std::string &dir)
+{
+    RunSetup s;
+    s.out_dir = fs::absolute(dir).string();
+    s.worker = o.worker.empty() ? self_dir() + "/idletime-replay-job" : o.worker;
+    s.slurm_conf = o.cluster_dir + "/etc/slurm.conf";
+    s.munge_socket = o.cluster_dir + "/munge/munge.socket.2";
+    s.route_by_plugin = o.route_by_plugin;
+    s.poll_s = o.poll_s > 0 ? o.poll_s : 0.5;
+    s.timeout_s = o.timeout_s > 0 ? o.timeout_s : 2 * o.map.window_len_s / o.map.compress + 600;
+    s.ckpt_every_s = o.ckpt_every_s > 0 ? o.ckpt_every_s : 10;
+    return s;
+}
+
+std::string mapping_markdown(const Options &o, const JobStream &js)
+{
+    const MapStats &s = js.stats;
+    std::ostringstream m;
+    m << std::fixed << std::setprecision(1);
+    m << "## Job stream\n\nTrace `" << o.trace << "` (" << o.kind << "), window [" << o.map.window_start_s
+      << ", " << o.map.window_start_s + o.map.window_len_s << ") trace s (" << o.map.window_len_s / 3600.0
+      << " h), compressed " << o.map.compress << "x into " << js.span_s << " s; seed " << o.map.seed
+      << ", " << o.map.teams << " teams per pool, minimum duration " << o.map.min_duration_s
+      << " s, sample share " << o.map.sample << ", carry-over " << (o.map.carry_over ? "on" : "off") << ".\n\n";
+    m << "| pods | kept | guaranteed | idle-time | no GPU | never scheduled | outside window | sampled out | "
+         "spec not mapped | shared GPU skipped | shared GPU rounded up | GPUs capped | idle capped to quota | "
+         "carried over | clipped at end |\n";
+    m << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    m << "| " << s.pods << " | " << s.kept << " | " << s.guaranteed << " | " << s.idle << " | " << s.no_gpu
+      << " | " << s.never_scheduled << " | " << s.outside_window << " | " << s.sampled_out << " | " << s.unmapped_spec << " | "
+      << s.fractional_skipped << " | " << s.fractional_rounded << " | " << s.gpus_capped << " | "
+      << s.be_capped_to_quota << " | " << s.carried_over << " | " << s.clipped_at_end << " |\n\n";
+    m << "| quota | pool | GPUs | p95 concurrent guaranteed GPUs in the trace window |\n|---|---|---|---|\n";
+    for (const auto &q : js.quotas)
+        m << "| " << q.name << " | " << q.pool << " | " << q.gpus << " | " << q.p95_gpus << " |\n";
+    double gsec = 0, isec = 0;
+    for (const auto &j : js.jobs)
+        (j.cls == JobClass::Idle ? isec : gsec) += j.duration_s * j.gpus;
+    int cap = 0;
+    for (const auto &p : o.map.pools)
+        cap += p.gpus;
+    m << "\nOffered work: guaranteed " << gsec << " GPU-s, idle-time " << isec << " GPU-s = "
+      << 100 * (gsec + isec) / (cap * js.span_s) << " % of " << cap << " GPUs x " << js.span_s << " s.\n";
+    return m.str();
+}
+
+}  // namespace idletime::replay

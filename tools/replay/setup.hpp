@@ -1,0 +1,24 @@
+// Everything around a replay run that is not the run itself: the replay's idletime config,
+// cluster (re)configuration through testsuite/cluster/start.sh, and the mapping summary.
+#pragma once
+#include "options.hpp"
+#include "runner.hpp"
+
+#include <string>
+
+namespace idletime::replay {
+
+// Markdown: the mapping parameters, pod counts by fate, and the derived quotas.
+std::string mapping_markdown(const Options &o, const JobStream &js);
+// idletime.json for the replay: tenant "openb", one high-performance pool per local pool
+// (a100-[1-4], h100-[1-4]), one quota per derived team, accounts named like the quotas.
+void write_replay_config(const std::string &path, const JobStream &js, const Options &o);
+// Runs start.sh --config <out>/idletime.json for this configuration (plugins for C only,
+// --extra-conf with the requeue delay when asked). Throws std::runtime_error on failure.
+void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &dir);
+// Gives root an association with every quota account; refuses when other jobs are active
+// (unless --allow-foreign-jobs). Throws std::runtime_error.
+void prepare_cluster(const Options &o, const JobStream &js);
+RunSetup run_setup(const Options &o, const std::string &dir);
+
+}  // namespace idletime::replay

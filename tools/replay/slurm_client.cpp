@@ -1,0 +1,135 @@
+#include "slurm_client.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <unistd.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+namespace idletime::replay {
+
+namespace {
+
+std::vector<char *> cstrings(const std::vector<std::string> &v)
+{
+    std::vector<char *> out;
+    for (const auto &s : v)
+        out.push_back(const_cast<char *>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+char *mut(const std::string &s) { return s.empty() ? nullptr : const_cast<char *>(s.c_str()); }
+
+}  // namespace
+
+void slurm_client_init(const std::string &slurm_conf)
+{
+    setenv("SLURM_CONF", slurm_conf.c_str(), 1);
+    slurm_init(slurm_conf.c_str());
+}
+
+void slurm_client_fini() { slurm_fini(); }
+
+uint32_t submit_job(const SubmitSpec &s)
+{
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.name = mut(s.name);
+    d.account = mut(s.account);
+    d.partition = mut(s.partition);
+    d.tres_per_node = mut(s.tres);
+    d.script = mut(s.script);
+    d.work_dir = mut(s.workdir);
+    d.std_out = mut(s.output);
+    d.std_err = mut(s.output);
+    auto env = cstrings(s.env);
+    d.environment = env.data();
+    d.env_size = static_cast<uint32_t>(s.env.size());
+    auto senv = cstrings(s.spank_env);
+    if (!s.spank_env.empty()) {
+        d.spank_job_env = senv.data();
+        d.spank_job_env_size = static_cast<uint32_t>(s.spank_env.size());
+    }
+    d.user_id = getuid();
+    d.group_id = getgid();
+    d.min_nodes = d.max_nodes = 1;
+    d.num_tasks = 1;
+    d.cpus_per_task = 1;
+    d.pn_min_memory = 256;  // MB per node
+    d.time_limit = s.time_limit_min;
+    d.requeue = 1;
+    if (s.notice_to_batch) {
+        d.warn_signal = SIGUSR1;
+        d.warn_flags = KILL_JOB_BATCH;
+        d.warn_time = 60;  // also sent 60 s before the time limit, which replay jobs never reach
+    }
+    submit_response_msg_t *resp = nullptr;
+    if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS || !resp)
+        throw SlurmError("submitting " + s.name + " (account " + s.account + ", partition " +
+                         (s.partition.empty() ? "<routed>" : s.partition) +
+                         "): " + slurm_strerror(slurm_get_errno()));
+    uint32_t id = resp->job_id;
+    slurm_free_submit_response_response_msg(resp);
+    return id;
+}
+
+std::vector<JobView> load_jobs(const std::set<uint32_t> &ids)
+{
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+    std::vector<JobView> out;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const slurm_job_info_t &j = msg->job_array[i];
+        if (!ids.count(j.job_id))
+            continue;
+        JobView v;
+        v.id = j.job_id;
+        v.base = j.job_state & JOB_STATE_BASE;
+        v.completing = (j.job_state & JOB_COMPLETING) != 0;
+        v.restarts = j.restart_cnt;
+        v.start = j.start_time;
+        v.end = j.end_time;
+        v.preempt = j.preempt_time;
+        std::string p = j.partition ? j.partition : "";
+        v.partition = p.substr(0, p.find(','));
+        out.push_back(v);
+    }
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
+int foreign_active_jobs(const std::set<uint32_t> &ids)
+{
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+    int n = 0;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        uint32_t base = msg->job_array[i].job_state & JOB_STATE_BASE;
+        n += !ids.count(msg->job_array[i].job_id) && (base == JOB_PENDING || base == JOB_RUNNING);
+    }
+    slurm_free_job_info_msg(msg);
+    return n;
+}
+
+void cancel_job(uint32_t id) { slurm_kill_job(id, SIGKILL, 0); }
+
+bool job_state_running(const JobView &v) { return v.base == JOB_RUNNING && !v.completing; }
+bool job_state_completed(const JobView &v) { return v.base == JOB_COMPLETE; }
+bool job_state_failed(const JobView &v)
+{
+    return v.base == JOB_FAILED || v.base == JOB_CANCELLED || v.base == JOB_TIMEOUT ||
+           v.base == JOB_NODE_FAIL || v.base == JOB_BOOT_FAIL || v.base == JOB_DEADLINE ||
+           v.base == JOB_OOM;
+}
+const char *job_state_name(const JobView &v)
+{
+    static const char *names[] = {"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED",
+                                  "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
+                                  "DEADLINE", "OOM"};
+    return v.base < sizeof names / sizeof names[0] ? names[v.base] : "UNKNOWN";
+}
+
+}  // namespace idletime::replay
