@@ -13,3 +13,7 @@ tools_replay_idletime_replay_LDADD = src/replay/libidlereplay.la $(JSONC_LIBS) $
 
 tools_replay_idletime_replay_job_SOURCES = tools/replay/job.cpp
 tools_replay_idletime_replay_job_LDADD = src/ckpt/libidletime-ckpt.la
+
+# CLI test of `idletime-replay map` (fixture in testsuite/replay/data).
+TESTS += testsuite/replay/t-map.sh
+dist_noinst_SCRIPTS += testsuite/replay/t-map.sh
