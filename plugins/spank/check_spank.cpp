@@ -159,7 +159,7 @@ std::string tmpdir() {
 }
 
 START_TEST(test_ckpt_dir_create) {
-    std::string root = tmpdir() + "/ckpt";
+    std::string root = tmpdir() + "/spool/idletime/ckpt";  // parents are created too
     std::string err = ckpt_dir_ensure(root, "alice", "42", getuid(), getgid());
     ck_assert_msg(err.empty(), "%s", err.c_str());
     struct stat st;

@@ -66,6 +66,9 @@ std::string ckpt_dir_ensure(const std::string &root, const std::string &user, co
     if (root.empty() || root[0] != '/') return "checkpoint_root \"" + root + "\" is not an absolute path";
     if (!plain_component(user) || !plain_component(jobid))
         return "refusing checkpoint directory for user \"" + user + "\" job \"" + jobid + "\"";
+    for (size_t slash = root.find('/', 1); slash != std::string::npos; slash = root.find('/', slash + 1))
+        if (mkdir(root.substr(0, slash).c_str(), 0755) != 0 && errno != EEXIST)
+            return sys_err("cannot create", root.substr(0, slash));
     if (mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) return sys_err("cannot create", root);
     Fd rootfd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (rootfd.get() < 0) return sys_err("cannot open", root);
