@@ -31,3 +31,23 @@ testsuite_ckpt_test_async_SOURCES = testsuite/ckpt/test_async.cpp
 testsuite_ckpt_test_async_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 testsuite_ckpt_test_async_LDADD = $(ckpt_test_ldadd)
 TESTS += testsuite/ckpt/test_async
+
+check_PROGRAMS += testsuite/ckpt/test_munge
+testsuite_ckpt_test_munge_SOURCES = testsuite/ckpt/test_munge.cpp
+testsuite_ckpt_test_munge_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_munge_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_munge
+
+# Python side: binding unittest + PyTorch bitwise-resume test (Debian's /usr/bin/python3).
+TESTS += testsuite/ckpt/run-python-tests.sh
+dist_noinst_SCRIPTS += testsuite/ckpt/run-python-tests.sh
+EXTRA_DIST += testsuite/ckpt/test_binding.py testsuite/ckpt/test_torch_resume.py \
+	testsuite/ckpt/mungetest.py
+
+# ---- Python package: $(pythondir_idletime)/idletime ----
+ckpt_pythondir = $(pythondir_idletime)/idletime
+ckpt_python_DATA = python/idletime/__init__.py python/idletime/ckpt.py \
+	python/idletime/torch_state.py
+ckpt_examplesdir = $(pythondir_idletime)/idletime/examples
+ckpt_examples_SCRIPTS = python/idletime/examples/train_digits.py
+EXTRA_DIST += $(ckpt_python_DATA)

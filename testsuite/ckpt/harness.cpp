@@ -73,7 +73,7 @@ int run(const std::string &cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-void Munged::start(const std::string &tag)
+void Munged::start(const std::string &tag, const char *extra_arg)
 {
     dir = make_temp_dir("munge-" + tag);
     chmod(dir.c_str(), 0755);  // munged refuses a 0700 socket directory
@@ -86,8 +86,11 @@ void Munged::start(const std::string &tag)
         std::string s = "--socket=" + socket, k = "--key-file=" + dir + "/key",
                     p = "--pid-file=" + dir + "/pid", l = "--log-file=" + dir + "/log",
                     seed = "--seed-file=" + dir + "/seed";
+        int null = open("/dev/null", O_WRONLY);  // it logs to its --log-file as well
+        dup2(null, 1);
+        dup2(null, 2);
         execl("/usr/sbin/munged", "munged", "-F", s.c_str(), k.c_str(), p.c_str(), l.c_str(),
-              seed.c_str(), (char *)nullptr);
+              seed.c_str(), extra_arg, (char *)nullptr);
         _exit(127);
     }
     for (int i = 0; i < 500 && !exists(socket); i++)

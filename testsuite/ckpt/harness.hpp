@@ -23,7 +23,7 @@ int run(const std::string &cmd);  // system(), returns exit status
 struct Munged {
     std::string dir, socket;
     pid_t pid = -1;
-    void start(const std::string &tag);
+    void start(const std::string &tag, const char *extra_arg = nullptr);
     void stop();
 };
 

@@ -1,0 +1,132 @@
+"""unittest for the ctypes binding idletime.ckpt (run by /usr/bin/python3, needs root)."""
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mungetest import Munged  # noqa: E402
+from idletime import Checkpointer, CheckpointError  # noqa: E402
+
+MUNGED = None
+
+
+def setUpModule():
+    global MUNGED
+    MUNGED = Munged()
+    os.environ["IDLETIME_MUNGE_SOCKET"] = MUNGED.socket
+
+
+def tearDownModule():
+    MUNGED.stop()
+
+
+class BindingTest(unittest.TestCase):
+    def setUp(self):
+        self.base = tempfile.mkdtemp(prefix="idletime-ckpt-py.")
+        self.dir = os.path.join(self.base, "ck")
+        self.log = []
+
+    def tearDown(self):
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def open(self, **kw):
+        kw.setdefault("job_id", "31337")
+        return Checkpointer(self.dir, log=self.log.append, **kw)
+
+    def test_roundtrip_sync_and_async(self):
+        with self.open() as c:
+            self.assertIsNone(c.latest())
+            c.save(1, {"a": b"hello", "b": bytearray(b"\x00" * 1000)})
+            buf = bytearray(b"x" * 100000)
+            c.save(2, {"big": buf, "mv": memoryview(b"readonly")}, asynchronous=True)
+            buf[:] = b"y" * len(buf)  # copied before commit returned
+            c.wait()
+            step, path = c.latest()
+            self.assertEqual((step, path), (2, os.path.join(self.dir, "step-000000000002")))
+            self.assertEqual(c.files(2), [("big", 100000), ("mv", 8)])
+            self.assertEqual(c.read(2, "big"), b"x" * 100000)
+            self.assertEqual(c.read(1, "a"), b"hello")
+            self.assertTrue(os.path.isfile(c.path(1, "b")))
+            self.assertIn('"munge":"MUNGE:', open(os.path.join(path, "MANIFEST.json")).read())
+        self.assertEqual(self.log, [])
+
+    def test_corruption_falls_back(self):
+        with self.open() as c:
+            c.save(1, {"a": b"one"})
+            c.save(2, {"a": b"two"})
+        with open(os.path.join(self.dir, "step-000000000002", "a"), "wb") as f:
+            f.write(b"TWO")
+        with self.open() as c:
+            self.assertEqual(c.latest()[0], 1)
+            self.assertEqual(c.read(1, "a"), b"one")
+            with self.assertRaises(CheckpointError) as cm:
+                c.files(2)
+            self.assertEqual(cm.exception.errno, errno.ENOENT)
+        self.assertTrue(any("SHA-256" in m for m in self.log), self.log)
+
+    def test_untrusted_dirs_refused(self):
+        os.mkdir(self.dir, 0o700)
+        os.chown(self.dir, 65534, 65534)
+        with self.assertRaises(CheckpointError) as cm:
+            self.open()
+        self.assertEqual(cm.exception.errno, errno.EPERM)
+        self.assertIn("owned by uid 65534", str(cm.exception))
+        os.chown(self.dir, 0, 0)
+        os.chmod(self.dir, 0o777)
+        with self.assertRaisesRegex(CheckpointError, "group/world writable"):
+            self.open()
+
+    def test_other_job_refused(self):
+        with self.open(job_id="1") as c:
+            c.save(1, {"a": b"x"})
+        with self.open(job_id="2") as c:
+            self.assertIsNone(c.latest())
+        self.assertTrue(any('written by job "1"' in m for m in self.log), self.log)
+
+    def test_errors_are_exceptions(self):
+        with self.open() as c:
+            c.save(5, {"a": b"x"})
+            with self.assertRaisesRegex(CheckpointError, "steps must increase"):
+                c.save(5, {"a": b"x"})
+            with self.assertRaisesRegex(CheckpointError, "invalid checkpoint file name"):
+                c.save(6, {"../evil": b"x"})
+            with self.assertRaisesRegex(CheckpointError, "no numeric Slurm job id"):
+                Checkpointer(self.dir + "2", job_id="").release()
+        with self.assertRaisesRegex(CheckpointError, "IDLETIME_CKPT_DIR"):
+            env = os.environ.pop("IDLETIME_CKPT_DIR", None)
+            try:
+                Checkpointer(None)
+            finally:
+                if env is not None:
+                    os.environ["IDLETIME_CKPT_DIR"] = env
+
+    def test_notice_and_heartbeat_in_child(self):
+        code = (
+            "import os, signal, time, sys\n"
+            "from idletime import Checkpointer\n"
+            "c = Checkpointer(%r, job_id='')\n"
+            "assert c.install_notice() == signal.SIGUSR2\n"
+            "assert not c.preempt_requested and c.deadline == 0\n"
+            "c.progress(9)\n"
+            "os.kill(os.getpid(), signal.SIGUSR2)\n"
+            "t = time.time()\n"
+            "assert c.preempt_requested\n"
+            "assert abs(c.deadline - (t + 7)) <= 1, c.deadline\n"
+            "print(open(os.environ['IDLETIME_HEARTBEAT_FILE']).read(), end='')\n" % self.dir)
+        env = dict(os.environ, IDLETIME_CKPT_SIGNAL="SIGUSR2", IDLETIME_GRACE_TIME="7",
+                   IDLETIME_HEARTBEAT_FILE=os.path.join(self.base, "hb"))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        step, when, saving = out.stdout.split()
+        self.assertEqual((step, saving), ("9", "0"))
+        self.assertLessEqual(abs(int(when) - __import__("time").time()), 5)
+
+
+if __name__ == "__main__":
+    unittest.main()
