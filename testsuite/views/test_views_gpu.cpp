@@ -1,0 +1,116 @@
+// GPU node check with hand-written hwloc XML topologies (testsuite/views/data/*.xml).
+
+#include "views/gpu.hpp"
+#include "views_fixture.hpp"
+
+using namespace idletime;
+using namespace idletime::views;
+
+namespace {
+
+std::vector<GpuDevice> load(const char *file) {
+    std::vector<GpuDevice> g;
+    std::string err;
+    ck_assert_msg(detect_gpus(srcpath(std::string("testsuite/views/data/") + file), g, err), "%s: %s", file,
+                  err.c_str());
+    return g;
+}
+
+bool has(const std::vector<NodeFinding> &f, const char *what) {
+    for (const NodeFinding &x : f)
+        if (x.what == what) return true;
+    return false;
+}
+
+}  // namespace
+
+START_TEST(test_detect) {
+    struct {
+        const char *file;
+        size_t count;
+        const char *spec0, *model0;
+        unsigned dev0;
+    } t[] = {
+        {"a100-node.xml", 4, "a100", "NVIDIA A100-SXM4-80GB", 0x20b2},
+        {"h100-node.xml", 4, "h100", "NVIDIA H100 80GB HBM3", 0x2330},
+        {"mixed-node.xml", 4, "a100", "NVIDIA A100-SXM4-80GB", 0x20b2},
+        {"a100-three.xml", 3, "a100", "NVIDIA A100-SXM4-80GB", 0x20b2},
+        {"none-node.xml", 0, nullptr, nullptr, 0},
+    };
+    for (auto &c : t) {
+        std::vector<GpuDevice> g = load(c.file);
+        ck_assert_msg(g.size() == c.count, "%s: %zu GPUs", c.file, g.size());
+        if (!c.count) continue;
+        ck_assert_str_eq(g[0].spec.c_str(), c.spec0);
+        ck_assert_str_eq(g[0].model.c_str(), c.model0);
+        ck_assert_uint_eq(g[0].device_id, c.dev0);
+        ck_assert_uint_eq(g[0].vendor_id, 0x10de);
+        ck_assert_str_eq(g[0].busid.c_str(), "0000:17:00.0");
+    }
+    ck_assert_str_eq(load("mixed-node.xml")[3].spec.c_str(), "h100");
+}
+END_TEST
+
+START_TEST(test_compare) {
+    const Config &cfg = example_config();
+    const Pool &east = *cfg.pool("a100-east"), &hmain = *cfg.pool("h100-main"), &cpu = *cfg.pool("cpu-gen");
+    struct {
+        const char *file;
+        const Pool *pool;
+        const char *gres;
+        std::vector<const char *> want;  // findings expected (what)
+    } t[] = {
+        {"a100-node.xml", &east, "gpu:a100:4", {}},
+        {"a100-node.xml", &east, "gpu:a100:4(S:0-1)", {}},
+        {"h100-node.xml", &hmain, "gpu:h100:4", {}},
+        {"h100-node.xml", &east, "gpu:a100:4", {"GPU spec", "Gres"}},
+        {"mixed-node.xml", &east, "gpu:a100:4", {"GPU spec", "Gres"}},
+        {"a100-three.xml", &east, "gpu:a100:4", {"GPU count", "Gres"}},
+        {"none-node.xml", &east, "gpu:a100:4", {"GPU count", "Gres"}},
+        {"none-node.xml", &cpu, "", {}},
+        {"a100-node.xml", &east, "gpu:a100:2", {"Gres"}},
+    };
+    for (auto &c : t) {
+        std::vector<NodeFinding> f = check_node(*c.pool, load(c.file), c.gres, true);
+        ck_assert_msg(f.size() == c.want.size(), "%s on %s: %zu findings", c.file, c.pool->name.c_str(), f.size());
+        for (const char *w : c.want) ck_assert_msg(has(f, w), "%s on %s: no %s finding", c.file, c.pool->name.c_str(), w);
+        for (const NodeFinding &x : f) ck_assert(!x.detected.empty() && !x.expected.empty());
+    }
+    std::vector<NodeFinding> f = check_node(east, load("h100-node.xml"), "", false);
+    ck_assert_uint_eq(f.size(), 1);  // spec only; Gres not known
+}
+END_TEST
+
+START_TEST(test_bad_xml) {
+    std::vector<GpuDevice> g;
+    std::string err;
+    ck_assert(!detect_gpus(srcpath("etc/idletime.json"), g, err));
+    ck_assert(err.find("hwloc") != std::string::npos);
+    ck_assert(!detect_gpus("/nonexistent/topo.xml", g, err));
+}
+END_TEST
+
+START_TEST(test_gres_parse) {
+    auto g = parse_gres_gpus("gpu:a100:4(S:0-1),gpu:2,mps:100");
+    ck_assert_uint_eq(g.size(), 2);
+    ck_assert_str_eq(g[0].type.c_str(), "a100");
+    ck_assert_uint_eq(g[0].count, 4);
+    ck_assert_str_eq(g[1].type.c_str(), "");
+    ck_assert_uint_eq(g[1].count, 2);
+    ck_assert_uint_eq(parse_gres_gpus("(null)").size(), 0);
+    ck_assert_str_eq(describe({}).c_str(), "no NVIDIA GPU");
+}
+END_TEST
+
+Suite *make_suite() {
+    Suite *s = suite_create("views_gpu");
+    TCase *t = tcase_create("gpu");
+    tcase_add_test(t, test_detect);
+    tcase_add_test(t, test_compare);
+    tcase_add_test(t, test_bad_xml);
+    tcase_add_test(t, test_gres_parse);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+VIEWS_CHECK_MAIN
