@@ -1,0 +1,121 @@
+# shellcheck shell=bash
+# Shared by start.sh, stop.sh, status.sh and lib.sh: state-dir layout, ports, pid files, polling.
+# Sourced, never run. Everything is derived from IC_DIR (the state dir).
+
+# shellcheck disable=SC2034 # the variables below are used by the scripts that source this file
+IC_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+IC_DIR=${IC_DIR:-${IDLETIME_CLUSTER_DIR:-/var/tmp/idletime-cluster}}
+IC_PORT_BASE=${IDLETIME_CLUSTER_PORT_BASE:-16800}
+IC_CLUSTER=${IDLETIME_CLUSTER_NAME:-idletime}
+
+# Daemons in start order; slurmd instances are "slurmd-<node>".
+IC_CORE_DAEMONS="munged mariadbd slurmdbd slurmctld"
+
+ic_log() { printf 'idletime/cluster: %s\n' "$*" >&2; }
+ic_die() { ic_log "error: $*"; exit 1; }
+
+# Recompute every path from IC_DIR (call again after --dir changed it).
+ic_layout() {
+	IC_ETC=$IC_DIR/etc
+	IC_RUN=$IC_DIR/run
+	IC_LOGD=$IC_DIR/log
+	IC_BIN=$IC_DIR/bin
+	IC_SPOOL=$IC_DIR/spool
+	IC_GPU=$IC_DIR/gpu
+	IC_MUNGE=$IC_DIR/munge
+	IC_MYSQL=$IC_DIR/mysql
+	IC_SOCK=$IC_MUNGE/munge.socket.2
+	IC_MYSQL_SOCK=$IC_MYSQL/mysqld.sock
+	IC_CONF=$IC_ETC/slurm.conf
+	IC_PORT_MYSQL=$((IC_PORT_BASE + 6))
+	IC_PORT_CTLD=$((IC_PORT_BASE + 17))
+	IC_PORT_DBD=$((IC_PORT_BASE + 19))
+	IC_PORT_SLURMD0=$((IC_PORT_BASE + 100))
+	export SLURM_CONF=$IC_CONF
+}
+ic_layout
+
+# Expected /proc/PID/comm of a daemon name ("slurmd-a100-1" -> "slurmd").
+ic_comm() {
+	case $1 in
+	slurmd-*) echo slurmd ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# PID of a running daemon from its pid file, or nothing (guards against pid reuse via comm).
+ic_pid() {
+	local f=$IC_RUN/$1.pid pid comm
+	[ -s "$f" ] || return 1
+	pid=$(head -n1 "$f" 2>/dev/null) || return 1
+	case $pid in '' | *[!0-9]*) return 1 ;; esac
+	comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+	[ "$comm" = "$(ic_comm "$1")" ] || return 1
+	! ic_gone "$pid" || return 1
+	echo "$pid"
+}
+
+ic_running() { ic_pid "$1" >/dev/null; }
+
+# Names of slurmd instances that have pid files (running or not).
+ic_slurmd_names() {
+	local f
+	for f in "$IC_RUN"/slurmd-*.pid; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		echo "${f%.pid}"
+	done
+}
+
+# Poll CMD every 0.1 s until it succeeds or TIMEOUT seconds passed. Returns CMD's last status.
+ic_poll() {
+	local timeout=$1 deadline
+	shift
+	deadline=$(($(date +%s%N) + timeout * 1000000000))
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
+# Log file of a daemon name.
+ic_logfile() { echo "$IC_LOGD/$1.log"; }
+
+# Print the last lines of a daemon's log (and its stdout capture) to stderr.
+ic_log_tail() {
+	local f
+	for f in "$IC_LOGD/$1.log" "$IC_LOGD/$1.out"; do
+		[ -s "$f" ] || continue
+		ic_log "---- last lines of $f ----"
+		tail -n "${2:-25}" "$f" >&2
+	done
+}
+
+# Stop one daemon by PID: TERM, then KILL after TIMEOUT seconds. Removes its pid file.
+ic_stop_daemon() {
+	local name=$1 timeout=${2:-20} pid
+	if pid=$(ic_pid "$name"); then
+		kill -TERM "$pid" 2>/dev/null || true
+		if ! ic_poll "$timeout" ic_gone "$pid"; then
+			ic_log "$name (pid $pid) ignored SIGTERM for ${timeout}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			ic_poll 5 ic_gone "$pid" || ic_log "warning: $name (pid $pid) still alive"
+		fi
+	fi
+	rm -f "$IC_RUN/$name.pid"
+}
+
+ic_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+
+# slurmstepd processes of this cluster: identified by SLURM_CONF in their environment.
+ic_stepd_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$IC_CONF" || continue
+		echo "${p#/proc/}"
+	done
+}
+
+# Slurm answers (slurmctld up and responding)?
+ic_ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
