@@ -4,7 +4,8 @@ src_replay_libidlereplay_la_SOURCES = \
 	src/replay/trace.hpp src/replay/trace.cpp \
 	src/replay/mapping.hpp src/replay/mapping.cpp \
 	src/replay/stream.hpp src/replay/stream.cpp \
-	src/replay/metrics.hpp src/replay/metrics.cpp
+	src/replay/metrics.hpp src/replay/metrics.cpp \
+	src/replay/tracker.hpp src/replay/tracker.cpp
 
 # Unit tests (sources under testsuite/replay/).
 check_PROGRAMS += testsuite/replay/test_replay
@@ -12,6 +13,7 @@ TESTS += testsuite/replay/test_replay
 testsuite_replay_test_replay_SOURCES = \
 	testsuite/replay/test_replay.cpp testsuite/replay/test_trace.cpp \
 	testsuite/replay/test_mapping.cpp testsuite/replay/test_metrics.cpp \
+	testsuite/replay/test_tracker.cpp \
 	testsuite/replay/suites.hpp
 testsuite_replay_test_replay_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) \
 	-DREPLAY_TEST_DATA='"$(abs_top_srcdir)/testsuite/replay/data"'

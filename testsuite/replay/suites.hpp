@@ -5,3 +5,4 @@
 Suite *trace_suite();
 Suite *mapping_suite();
 Suite *metrics_suite();
+Suite *tracker_suite();

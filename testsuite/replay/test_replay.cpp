@@ -8,6 +8,7 @@ int main()
     SRunner *sr = srunner_create(trace_suite());
     srunner_add_suite(sr, mapping_suite());
     srunner_add_suite(sr, metrics_suite());
+    srunner_add_suite(sr, tracker_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

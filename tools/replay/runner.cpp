@@ -1,5 +1,6 @@
 // Submission schedule, polling (slurm_load_jobs) and the merge with the workers' own logs.
 #include "runner.hpp"
+#include "replay/tracker.hpp"
 #include "slurm_client.hpp"
 
 #include <slurm/slurm.h>
@@ -38,25 +39,11 @@ double epoch_now()
     return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-// What polling saw of one run (restart index r).
-struct PollRun {
-    double start = -1, end = -1, notice = -1;
-    std::string partition;
-};
-
-// What the worker logged about one run.
-struct LogRun {
-    double start = -1, end = -1, notice = -1, p0 = 0, p = 0, saved = 0;
-    bool done = false;
-};
-
 struct Track {
     const ReplayJob *job = nullptr;
     uint32_t id = 0;
-    bool submitted = false, completed = false, failed = false;
-    uint32_t restarts = 0;
-    bool open = false;
-    std::map<uint32_t, PollRun> runs;
+    bool submitted = false;
+    RunTracker runs;
 };
 
 std::string quoted(const std::string &s) { return "'" + s + "'"; }
@@ -94,110 +81,26 @@ SubmitSpec submit_spec(const ReplayJob &j, const ConfigPlan &plan, const RunSetu
     return sp;
 }
 
-// Applies one poll's view of a job to its track (t = epoch seconds of the poll).
-void observe(Track &tr, const JobView &v, double t)
+PollView poll_view(const JobView &v)
 {
-    auto close_open = [&](double end) {
-        if (tr.open) {
-            PollRun &r = tr.runs[tr.restarts];
-            r.end = end > 0 && end >= r.start ? end : t;
-            tr.open = false;
-        }
-    };
-    if (v.restarts > tr.restarts) {  // requeued since the last poll
-        close_open(double(v.end));
-        tr.restarts = v.restarts;
-    }
-    if (job_state_running(v)) {
-        PollRun &r = tr.runs[tr.restarts];
-        if (!tr.open) {
-            r.start = double(v.start);
-            r.partition = v.partition;
-            tr.open = true;
-        }
-        if (v.preempt > 0 && r.notice < 0)
-            r.notice = double(v.preempt);
-    } else if (job_state_completed(v) || job_state_failed(v)) {
-        close_open(double(v.end));
-        tr.completed = job_state_completed(v);
-        tr.failed = !tr.completed;
-    } else if (v.completing) {
-        close_open(double(v.end));
-    }
-}
-
-double field(const std::string &line, const std::string &key)
-{
-    auto at = line.find(" " + key + "=");
-    return at == std::string::npos ? 0 : std::atof(line.c_str() + at + key.size() + 2);
-}
-
-std::map<uint32_t, LogRun> read_worker_log(const std::string &path)
-{
-    std::map<uint32_t, LogRun> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream ss(line);
-        double t = 0;
-        std::string ev;
-        ss >> t >> ev;
-        LogRun &r = out[uint32_t(field(line, "restart"))];
-        r.p = field(line, "progress");
-        r.saved = field(line, "saved");
-        if (ev == "start") {
-            r.start = t;
-            r.p0 = r.p;
-        } else if (ev == "notice") {
-            r.notice = t;
-        } else {
-            r.end = t;
-            r.done = ev == "done";
-        }
-    }
-    return out;
-}
-
-// One run from both sources, in replay seconds (t0 = first submission epoch).
-JobRun merge_run(const PollRun *pr, const LogRun *lr, bool ckpt, double t0)
-{
-    JobRun run;
-    run.start_s = (pr && pr->start > 0 ? pr->start : lr->start) - t0;
-    double end = pr && pr->end > 0 ? pr->end : (lr && lr->end > 0 ? lr->end : pr ? pr->start : 0);
-    run.end_s = std::max(run.start_s, end - t0);
-    run.partition = pr ? pr->partition : "";
-    run.in_quota = run.partition.rfind("quota-", 0) == 0;
-    double notice = pr && pr->notice > 0 ? pr->notice : -1;
-    if (lr && lr->notice > 0 && (notice < 0 || lr->notice < notice))
-        notice = lr->notice;
-    run.notice_s = notice < 0 ? -1 : notice - t0;
-    run.work_done_s = lr && lr->start > 0 ? lr->p - lr->p0 : run.end_s - run.start_s;
-    run.work_kept_s = lr && ckpt ? std::max(0.0, lr->saved - lr->p0) : 0;
-    return run;
+    PollView p;
+    p.state = job_state_running(v)     ? PollState::Running
+              : job_state_completed(v) ? PollState::Completed
+              : job_state_failed(v)    ? PollState::Failed
+              : v.completing           ? PollState::Completing
+                                       : PollState::Pending;
+    p.restarts = v.restarts;
+    p.start = double(v.start);
+    p.end = double(v.end);
+    p.preempt = double(v.preempt);
+    p.partition = v.partition;
+    return p;
 }
 
 JobRecord finish_record(const Track &tr, const RunSetup &s, bool ckpt, double t0)
 {
-    JobRecord rec;
-    rec.job = *tr.job;
-    rec.submitted = tr.submitted;
-    auto logs = read_worker_log(s.out_dir + "/logs/" + tr.job->id + ".log");
-    uint32_t last = tr.restarts;
-    for (const auto &[r, lr] : logs)
-        last = std::max(last, r);
-    for (uint32_t r = 0; r <= last && tr.submitted; r++) {
-        auto pi = tr.runs.find(r);
-        auto li = logs.find(r);
-        const PollRun *pr = pi == tr.runs.end() ? nullptr : &pi->second;
-        const LogRun *lr = li == logs.end() ? nullptr : &li->second;
-        if ((!pr || pr->start <= 0) && (!lr || lr->start <= 0))
-            continue;  // a restart index that never ran (requeued while pending)
-        JobRun run = merge_run(pr, lr, ckpt, t0);
-        run.preempted = r < last || (!tr.completed && r == last && tr.restarts > r);
-        rec.runs.push_back(run);
-    }
-    rec.completed = tr.completed && !rec.runs.empty();
-    return rec;
+    std::ifstream in(s.out_dir + "/logs/" + tr.job->id + ".log");
+    return build_record(*tr.job, tr.submitted, tr.runs, parse_worker_log(in), ckpt, t0);
 }
 
 void make_dirs(const RunSetup &s)
@@ -253,9 +156,9 @@ bool poll_once(Loop &L, double t0)
     auto views = load_jobs(L.ids);
     bool all_done = L.next == L.tracks.size();
     for (const auto &v : views)
-        observe(L.tracks[L.by_id.at(v.id)], v, now);
+        L.tracks[L.by_id.at(v.id)].runs.observe(poll_view(v), now);
     for (const auto &tr : L.tracks)
-        all_done = all_done && tr.submitted && (tr.completed || tr.failed);
+        all_done = all_done && tr.submitted && tr.runs.ended();
     L.samples.push_back(take_sample(L.tracks, L.by_id, views, now - t0));
     return all_done;
 }
@@ -264,8 +167,8 @@ void print_progress(const Loop &L, double t, std::ostream &out)
 {
     int running = 0, done = 0;
     for (const auto &tr : L.tracks) {
-        running += tr.open;
-        done += tr.completed || tr.failed;
+        running += tr.runs.running();
+        done += tr.runs.ended();
     }
     out << "idletime/replay: t=" << int(t) << " s submitted " << L.next << "/" << L.tracks.size()
         << " running " << running << " ended " << done << std::endl;
@@ -298,7 +201,7 @@ EventLog run_config(const JobStream &js, const ConfigPlan &plan, const RunSetup 
             progress << "idletime/replay: configuration " << plan.letter << " timed out after "
                      << int(t) << " s: cancelling its remaining jobs" << std::endl;
             for (const auto &tr : L.tracks)
-                if (tr.submitted && !tr.completed && !tr.failed)
+                if (tr.submitted && !tr.runs.ended())
                     cancel_job(tr.id);
             break;
         }
