@@ -23,3 +23,8 @@ plugins_job_submit_check_job_submit_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_EXAMPLE
 plugins_job_submit_check_job_submit_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 plugins_job_submit_check_job_submit_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la \
 	$(JSONC_LIBS) $(CHECK_LIBS)
+
+# bench/submit: the plugin's own time per call (run by bench/submit/run.sh).
+noinst_PROGRAMS += bench/submit/bench_decide
+bench_submit_bench_decide_SOURCES = bench/submit/bench_decide.cpp
+bench_submit_bench_decide_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la $(JSONC_LIBS)
