@@ -22,6 +22,8 @@ void RunTracker::observe(const PollView &v, double t)
         close(v.end, t);
         restarts_ = v.restarts;
     }
+    if (v.state == PollState::Running || v.state == PollState::Pending)
+        completed_ = failed_ = false;  // an end seen earlier was a requeue after all
     switch (v.state) {
     case PollState::Running: {
         PolledRun &r = runs_[restarts_];

@@ -57,6 +57,11 @@ const TrackCase kCases[] = {
      "102 start restart=0 progress=0 saved=0\n104 term restart=0 progress=2 saved=0\n"
      "300.2 start restart=1 progress=0 saved=0\n309 done restart=1 progress=8.8 saved=0\n",
      false, true, {{2, 4, -1, true, 2, 0}, {200, 209, -1, false, 8.8, 0}}},
+    {"an end that was a requeue after all (state seen before the flag)",
+     {{101, R, 0, 101, 0, 0, "idle-a100"}, {103, F, 0, 101, 103, 0, "idle-a100"},
+      {104, P, 1, 0, 103, 0, "idle-a100"}, {220, R, 1, 220, 0, 0, "idle-a100"},
+      {230, C, 1, 220, 229, 0, "idle-a100"}},
+     "", false, true, {{1, 3, -1, true, 2, 0}, {120, 129, -1, false, 9, 0}}},
     {"failed job: not completed",
      {{101, R, 0, 101, 0, 0, "quota-a100-t0"}, {120, F, 0, 101, 119, 0, "quota-a100-t0"}},
      "", false, false, {{1, 19, -1, false, 18, 0}}},

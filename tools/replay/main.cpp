@@ -51,7 +51,11 @@ void write_stream_files(const Options &o, const JobStream &js)
 int run_all(const Options &o, const JobStream &js)
 {
     std::vector<ConfigResult> results;
-    bool slurm_ready = false;
+    bool slurm_ready = fs::exists(o.cluster_dir + "/etc/slurm.conf");
+    if (slurm_ready) {  // a cluster may be up: do not reconfigure it under someone's jobs
+        slurm_client_init(o.cluster_dir + "/etc/slurm.conf");
+        refuse_if_busy(o);
+    }
     for (char letter : o.configs) {
         const ConfigPlan &plan = config_plan(letter);
         std::string dir = o.out + "/" + letter;
@@ -74,6 +78,7 @@ int run_all(const Options &o, const JobStream &js)
             std::cerr << "idletime/replay: configuration " << letter << ": INVARIANT FAILED: " << v << "\n";
         results.push_back(std::move(r));
     }
+    restore_cluster(o);
     write_summary_csv(o.out + "/summary.csv", results);
     write_report_md(o.out + "/report.md", results, o.command_line, mapping_markdown(o, js));
     bool plots = write_plots(o.out, results);

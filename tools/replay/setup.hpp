@@ -19,6 +19,12 @@ void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &
 // Gives root an association with every quota account; refuses when other jobs are active
 // (unless --allow-foreign-jobs). Throws std::runtime_error.
 void prepare_cluster(const Options &o, const JobStream &js);
+// Throws when jobs of others are pending or running (unless --allow-foreign-jobs); a cluster
+// that does not answer counts as idle.
+void refuse_if_busy(const Options &o);
+// Leaves the cluster as the tests expect it: start.sh with the repository's etc/idletime.json
+// and the plugins. Failure is reported, not thrown (the replay's results stand).
+void restore_cluster(const Options &o);
 RunSetup run_setup(const Options &o, const std::string &dir);
 
 }  // namespace idletime::replay

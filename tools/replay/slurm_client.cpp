@@ -88,6 +88,7 @@ std::vector<JobView> load_jobs(const std::set<uint32_t> &ids)
         v.id = j.job_id;
         v.base = j.job_state & JOB_STATE_BASE;
         v.completing = (j.job_state & JOB_COMPLETING) != 0;
+        v.requeue = (j.job_state & (JOB_REQUEUE | JOB_REQUEUE_FED | JOB_REQUEUE_HOLD)) != 0;
         v.restarts = j.restart_cnt;
         v.start = j.start_time;
         v.end = j.end_time;
@@ -117,12 +118,12 @@ int foreign_active_jobs(const std::set<uint32_t> &ids)
 void cancel_job(uint32_t id) { slurm_kill_job(id, SIGKILL, 0); }
 
 bool job_state_running(const JobView &v) { return v.base == JOB_RUNNING && !v.completing; }
-bool job_state_completed(const JobView &v) { return v.base == JOB_COMPLETE; }
+bool job_state_completed(const JobView &v) { return v.base == JOB_COMPLETE && !v.requeue; }
 bool job_state_failed(const JobView &v)
 {
-    return v.base == JOB_FAILED || v.base == JOB_CANCELLED || v.base == JOB_TIMEOUT ||
+    return !v.requeue && (v.base == JOB_FAILED || v.base == JOB_CANCELLED || v.base == JOB_TIMEOUT ||
            v.base == JOB_NODE_FAIL || v.base == JOB_BOOT_FAIL || v.base == JOB_DEADLINE ||
-           v.base == JOB_OOM;
+           v.base == JOB_OOM);
 }
 const char *job_state_name(const JobView &v)
 {

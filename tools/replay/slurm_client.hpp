@@ -27,6 +27,7 @@ struct JobView {
     uint32_t id = 0;
     uint32_t base = 0;        // JOB_STATE_BASE part of job_state
     bool completing = false;  // JOB_COMPLETING flag
+    bool requeue = false;     // JOB_REQUEUE / JOB_REQUEUE_FED flags: it will be pending again
     uint32_t restarts = 0;    // restart_cnt
     time_t start = 0, end = 0, preempt = 0;
     std::string partition;    // the one it runs in (first of the list)
