@@ -51,3 +51,9 @@ ckpt_python_DATA = python/idletime/__init__.py python/idletime/ckpt.py \
 ckpt_examplesdir = $(pythondir_idletime)/idletime/examples
 ckpt_examples_SCRIPTS = python/idletime/examples/train_digits.py
 EXTRA_DIST += $(ckpt_python_DATA)
+
+# ---- benchmark: bench/ckpt/run.sh BUILD_DIR ----
+noinst_PROGRAMS += bench/ckpt/ckpt_bench
+bench_ckpt_ckpt_bench_SOURCES = bench/ckpt/ckpt_bench.cpp
+bench_ckpt_ckpt_bench_LDADD = src/ckpt/libidletime-ckpt.la
+dist_noinst_SCRIPTS += bench/ckpt/run.sh
