@@ -21,3 +21,5 @@ TESTS += plugins/spank/check_spank
 plugins_spank_check_spank_SOURCES = plugins/spank/check_spank.cpp
 plugins_spank_check_spank_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 plugins_spank_check_spank_LDADD = plugins/spank/libspankcore.la $(CHECK_LIBS)
+
+dist_man_MANS += doc/man/spank_idletime.8
