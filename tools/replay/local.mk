@@ -17,3 +17,5 @@ tools_replay_idletime_replay_job_LDADD = src/ckpt/libidletime-ckpt.la
 # CLI test of `idletime-replay map` (fixture in testsuite/replay/data).
 TESTS += testsuite/replay/t-map.sh
 dist_noinst_SCRIPTS += testsuite/replay/t-map.sh
+dist_noinst_SCRIPTS += bench/replay/openb.sh
+EXTRA_DIST += doc/replay/README.md

@@ -150,7 +150,8 @@ void write_report_md(const std::string &path, const std::vector<ConfigResult> &r
     });
     row("GPU-seconds of work lost", [](const Metrics &m) { return f1(m.gpu_s_lost); });
     row("GPU-seconds allocated", [](const Metrics &m) { return f1(m.gpu_s_used); });
-    o << "\n![GPU allocation over time](alloc.png)\n\n![Guaranteed-job wait](waits.png)\n\n";
+    o << "\n![GPU allocation over time](alloc.png)\n\n![Guaranteed-job and owner wait](waits.png)\n\n"
+         "![Work lost to preemption](lost.png)\n\n";
     o << "## Invariants\n\n";
     for (const auto &r : rs) {
         o << "- " << r.letter << ": ";
@@ -200,11 +201,20 @@ void waits_script(std::ostream &o, const char *term, const char *out)
 {
     o << "set terminal " << term << "\nset output '" << out << "'\n"
       << "set datafile separator ','\nset style data histograms\nset style histogram clustered gap 1\n"
-      << "set style fill solid 0.8 border -1\nset grid y\nset key top left\n"
+      << "set style fill solid 0.8 border -1\nset grid y\nset key outside right\nset yrange [0:*]\n"
       << "set ylabel 'seconds'\nset title 'Guaranteed-job wait and owner wait per configuration'\n"
       << "plot 'summary.csv' every ::1 using 6:xtic(1) title 'guaranteed wait p50', "
          "'' every ::1 using 7 title 'guaranteed wait p95', '' every ::1 using 8 title 'guaranteed wait max', "
          "'' every ::1 using 21 title 'owner wait p50 (notice->release)', '' every ::1 using 23 title 'owner wait max'\n";
+}
+
+void lost_script(std::ostream &o, const char *term, const char *out)
+{
+    o << "set terminal " << term << "\nset output '" << out << "'\n"
+      << "set datafile separator ','\nset style data histograms\nset style histogram clustered gap 1\n"
+      << "set style fill solid 0.8 border -1\nset grid y\nset key outside right\nset yrange [0:*]\n"
+      << "set ylabel 'GPU-seconds'\nset title 'Work lost to preemption per configuration'\n"
+      << "plot 'summary.csv' every ::1 using 25:xtic(1) title 'GPU-s of work lost'\n";
 }
 
 }  // namespace
@@ -215,7 +225,8 @@ bool write_plots(const std::string &dir, const std::vector<ConfigResult> &rs)
     const std::pair<const char *, const char *> terms[] = {{"pngcairo size 900,450", "png"},
                                                            {"svg size 900,450", "svg"}};
     for (const auto &[term, ext] : terms) {
-        std::string a = std::string("alloc-") + ext + ".gp", w = std::string("waits-") + ext + ".gp";
+        std::string a = std::string("alloc-") + ext + ".gp", w = std::string("waits-") + ext + ".gp",
+                    l = std::string("lost-") + ext + ".gp";
         {
             std::ofstream o;
             open_or_throw(o, dir + "/" + a);
@@ -225,7 +236,12 @@ bool write_plots(const std::string &dir, const std::vector<ConfigResult> &rs)
             open_or_throw(q, dir + "/" + w);
             q << "cd '" << dir << "'\n";
             waits_script(q, term, (std::string("waits.") + ext).c_str());
+            std::ofstream r;
+            open_or_throw(r, dir + "/" + l);
+            r << "cd '" << dir << "'\n";
+            lost_script(r, term, (std::string("lost.") + ext).c_str());
         }
+        ok = run_gnuplot(dir, l) && ok;
         ok = run_gnuplot(dir, a) && ok;
         ok = run_gnuplot(dir, w) && ok;
     }
