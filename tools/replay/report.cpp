@@ -98,18 +98,11 @@ void write_summary_csv(const std::string &path, const std::vector<ConfigResult> 
     }
 }
 
-void write_report_md(const std::string &path, const std::vector<ConfigResult> &rs,
-                     const std::string &command, const std::string &mapping)
+namespace {
+
+void results_table(std::ostream &o, const std::vector<ConfigResult> &rs)
 {
-    std::ofstream o;
-    open_or_throw(o, path);
-    o << "# Replay report\n\nProduced by:\n\n```\n" << command << "\n```\n\n" << mapping << "\n";
-    o << "## Configurations\n\n";
-    for (const auto &r : rs)
-        o << "- **" << r.letter << "**: " << r.title << "\n";
-    o << "\n## Results\n\nTimes in seconds of replay (wall clock). Allocation = allocated GPUs / all "
-         "GPUs, time-weighted, over the submission window and over the whole run.\n\n"
-         "| metric | " ;
+    o << "| metric | ";
     for (const auto &r : rs)
         o << r.letter << " | ";
     o << "\n|---|";
@@ -150,6 +143,22 @@ void write_report_md(const std::string &path, const std::vector<ConfigResult> &r
     });
     row("GPU-seconds of work lost", [](const Metrics &m) { return f1(m.gpu_s_lost); });
     row("GPU-seconds allocated", [](const Metrics &m) { return f1(m.gpu_s_used); });
+}
+
+}  // namespace
+
+void write_report_md(const std::string &path, const std::vector<ConfigResult> &rs,
+                     const std::string &command, const std::string &mapping)
+{
+    std::ofstream o;
+    open_or_throw(o, path);
+    o << "# Replay report\n\nProduced by:\n\n```\n" << command << "\n```\n\n" << mapping << "\n";
+    o << "## Configurations\n\n";
+    for (const auto &r : rs)
+        o << "- **" << r.letter << "**: " << r.title << "\n";
+    o << "\n## Results\n\nTimes in seconds of replay (wall clock). Allocation = allocated GPUs / all "
+         "GPUs, time-weighted, over the submission window and over the whole run.\n\n";
+    results_table(o, rs);
     o << "\n![GPU allocation over time](alloc.png)\n\n![Guaranteed-job and owner wait](waits.png)\n\n"
          "![Work lost to preemption](lost.png)\n\n";
     o << "## Invariants\n\n";
