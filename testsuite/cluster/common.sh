@@ -81,28 +81,39 @@ ic_poll() {
 # Log file of a daemon name.
 ic_logfile() { echo "$IC_LOGD/$1.log"; }
 
-# Print the last lines of a daemon's log (and its stdout capture) to stderr.
+# Print the last lines of a daemon's log (or of its captured stdout/stderr) to stderr.
 ic_log_tail() {
-	local f
-	for f in "$IC_LOGD/$1.log" "$IC_LOGD/$1.out"; do
-		[ -s "$f" ] || continue
-		ic_log "---- last lines of $f ----"
-		tail -n "${2:-25}" "$f" >&2
-	done
+	local f=$IC_LOGD/$1.log
+	[ -s "$f" ] || f=$IC_LOGD/$1.out
+	[ -s "$f" ] || { ic_log "no log in $IC_LOGD/$1.log or .out"; return 0; }
+	ic_log "---- last lines of $f ----"
+	tail -n "${2:-25}" "$f" >&2
 }
 
-# Stop one daemon by PID: TERM, then KILL after TIMEOUT seconds. Removes its pid file.
-ic_stop_daemon() {
-	local name=$1 timeout=${2:-20} pid
-	if pid=$(ic_pid "$name"); then
-		kill -TERM "$pid" 2>/dev/null || true
-		if ! ic_poll "$timeout" ic_gone "$pid"; then
-			ic_log "$name (pid $pid) ignored SIGTERM for ${timeout}s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null || true
-			ic_poll 5 ic_gone "$pid" || ic_log "warning: $name (pid $pid) still alive"
+# ic_stop_daemons TIMEOUT NAME...: stop daemons by PID, in parallel: SIGTERM to all, SIGKILL to
+# those still alive after TIMEOUT seconds. Removes their pid files.
+ic_stop_daemons() {
+	local timeout=$1 name pid pids=() left
+	shift
+	for name in "$@"; do
+		if pid=$(ic_pid "$name"); then
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
 		fi
+	done
+	if [ ${#pids[@]} -gt 0 ] && ! ic_poll "$timeout" ic_all_gone "${pids[@]}"; then
+		left=$(for pid in "${pids[@]}"; do ic_gone "$pid" || echo "$pid($(cat "/proc/$pid/comm" 2>/dev/null))"; done)
+		ic_log "still alive ${timeout}s after SIGTERM, SIGKILL: $(echo "$left" | tr '\n' ' ')"
+		for pid in "${pids[@]}"; do ic_gone "$pid" || kill -KILL "$pid" 2>/dev/null || true; done
+		ic_poll 5 ic_all_gone "${pids[@]}" || ic_log "warning: still alive after SIGKILL: ${pids[*]}"
 	fi
-	rm -f "$IC_RUN/$name.pid"
+	for name in "$@"; do rm -f "$IC_RUN/$name.pid"; done
+}
+ic_stop_daemon() { ic_stop_daemons "${2:-20}" "$1"; }
+
+ic_all_gone() {
+	local p
+	for p in "$@"; do ic_gone "$p" || return 1; done
 }
 
 ic_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
@@ -112,7 +123,7 @@ ic_stepd_pids() {
 	local p
 	for p in /proc/[0-9]*; do
 		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$IC_CONF" || continue
+		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$IC_CONF" || continue
 		echo "${p#/proc/}"
 	done
 }

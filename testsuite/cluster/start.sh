@@ -197,6 +197,12 @@ dedupe_conf() {
 	END { for (i = 1; i <= NR; i++) { k = key(line[i]); if (k == "" || last[k] == i) print line[i] } }'
 }
 write_slurm_conf | dedupe_conf >"$IC_ETC/slurm.conf.new"
+# Every client parses slurm.conf: refuse a file they would not read (sacctmgr -V parses, no I/O).
+if ! err=$(SLURM_CONF=$IC_ETC/slurm.conf.new sacctmgr -V 2>&1 >/dev/null); then
+	ic_log "generated slurm.conf is invalid (kept the old one; new one in $IC_ETC/slurm.conf.new):"
+	echo "$err" >&2
+	exit 2
+fi
 write_gres_conf >"$IC_ETC/gres.conf.new"
 (umask 077 && write_dbd_conf >"$IC_ETC/slurmdbd.conf")
 chmod 644 "$IC_ETC/slurm.conf.new" "$IC_ETC/gres.conf.new"
@@ -229,25 +235,27 @@ launch() {
 	echo $! >"$IC_RUN/$name.pid"
 }
 
-alive_and() {
+# ready_or_dead NAME CHECK...: 0 when CHECK succeeds or the daemon is gone (no need to wait on).
+ready_or_dead() {
 	local name=$1
 	shift
-	ic_running "$name" && "$@"
+	! ic_running "$name" || "$@"
 }
 
-# await NAME TIMEOUT CHECK...: poll CHECK; on timeout or daemon death fail with the daemon's log tail.
+# await NAME TIMEOUT CHECK...: poll CHECK; when the daemon exits or times out fail with its log tail.
 await() {
 	local name=$1 timeout=$2
 	shift 2
-	if ! ic_poll "$timeout" alive_and "$name" "$@"; then
-		if ic_running "$name"; then
-			ic_log "$name did not become ready within ${timeout}s"
-		else
-			ic_log "$name is not running (it exited)"
-		fi
-		ic_log_tail "$name"
-		exit 1
+	if ic_poll "$timeout" ready_or_dead "$name" "$@" && ic_running "$name"; then
+		return 0
 	fi
+	if ic_running "$name"; then
+		ic_log "$name did not become ready within ${timeout}s"
+	else
+		ic_log "$name exited during start"
+	fi
+	ic_log_tail "$name"
+	exit 1
 }
 
 munge_ok() { munge -n -S "$IC_SOCK" 2>/dev/null | unmunge -S "$IC_SOCK" >/dev/null 2>&1; }
@@ -293,7 +301,7 @@ start_mariadbd() {
 
 dbd_ok() { sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; }
 start_slurmdbd() {
-	ic_running slurmdbd && dbd_ok && return 0
+	ic_running slurmdbd && ic_poll 10 dbd_ok && return 0
 	ic_stop_daemon slurmdbd 20
 	launch slurmdbd /usr/sbin/slurmdbd -D
 	await slurmdbd 60 dbd_ok
@@ -351,8 +359,8 @@ make_gpus() {
 }
 
 stop_slurm() {
-	local n
-	for n in $(ic_slurmd_names); do ic_stop_daemon "$n" 20; done
+	# shellcheck disable=SC2046 # list of names
+	ic_stop_daemons 20 $(ic_slurmd_names)
 	ic_stop_daemon slurmctld 30
 }
 

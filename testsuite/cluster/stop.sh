@@ -30,7 +30,8 @@ if ic_running slurmctld && ic_ctld_up; then
 	fi
 fi
 
-for n in $(ic_slurmd_names); do ic_stop_daemon "$n" 20; done
+# shellcheck disable=SC2046 # list of names
+ic_stop_daemons 20 $(ic_slurmd_names)
 # Job steps outlive slurmd (PPID 1); ours carry this cluster's SLURM_CONF in their environment.
 stepds=$(ic_stepd_pids)
 if [ -n "$stepds" ]; then
