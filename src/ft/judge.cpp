@@ -80,6 +80,10 @@ void settle(Plan &p, const JobSnapshot &j, int64_t now) {
 
 Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
     Plan p;
+    if (j.end == JobEnd::Other) {
+        p.notes.push_back("job has not ended (still running or in an unknown state): nothing to do");
+        return p;
+    }
     std::string err;
     JobState st;
     if (!state_parse(j.admin_comment, st, err))

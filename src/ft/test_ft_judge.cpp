@@ -106,6 +106,7 @@ const Row rows[] = {
      Op::Record, 0, 1, "restart 1/3 after 10 s: node failure", 0},
     {"user-comment", [] { auto j = failed(137); j.comment = "my notes"; return j; },
      Op::Requeue, 0, 1, "restart 1/3", 0},
+    {"running", [] { auto j = failed(0); j.end = JobEnd::Other; return j; }, Op::Nothing, 0, 0, "", 1},
     {"success", [] { auto j = failed(0); j.end = JobEnd::Completed; return j; },
      Op::Record, 0, 0, "completed", 0},
 };

@@ -122,8 +122,16 @@ bool store(uint32_t id, const ft::JobState &st, int wait_s) {
     });
 }
 
-// Requeue once the job has left COMPLETING (slurmctld refuses it before), then set the begin time.
-bool do_requeue(uint32_t id, ft::JobState st, int64_t begin_at, int wait_s) {
+bool store_accounting(uint32_t id, const ft::JobState &st, int wait_s) {
+    const std::string text = ft::state_serialize(st);
+    return retry("accounting AdminComment update", id, wait_s, [&](std::string &err) {
+        return slurmjob::set_accounting_admin_comment(id, text, err);
+    });
+}
+
+// A finished job accepts no update: requeue first (once it has left COMPLETING, slurmctld
+// refuses it before), then set the begin time and store the counters.
+bool do_requeue(uint32_t id, const ft::JobState &planned, int64_t begin_at, int wait_s) {
     bool ok = retry("requeue", id, wait_s, [&](std::string &err) {
         slurmjob::Job j;
         if (!slurmjob::load(id, j, err)) return false;
@@ -139,6 +147,7 @@ bool do_requeue(uint32_t id, ft::JobState st, int64_t begin_at, int wait_s) {
     retry("begin time update", id, wait_s, [&](std::string &err) {
         return slurmjob::set_begin_time(id, begin, err);
     });
+    ft::JobState st = planned;
     st.pending.clear();
     return store(id, st, wait_s);
 }
@@ -157,15 +166,24 @@ int run(const Options &o) {
          job.snap.restart_cnt, p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
          p.new_state.counters.failures);
-    if (!store(o.job_id, p.new_state, o.wait_s)) return 1;
-    if (p.op == ft::Op::Requeue) return do_requeue(o.job_id, p.new_state, p.begin_at, o.wait_s) ? 0 : 1;
-    if (p.op == ft::Op::Cancel) {
-        return retry("cancel", o.job_id, o.wait_s,
-                     [&](std::string &err) { return slurmjob::cancel(o.job_id, err); })
-                   ? 0
-                   : 1;
+    bool ok = true;
+    switch (p.op) {
+    case ft::Op::Requeue:
+        ok = do_requeue(o.job_id, p.new_state, p.begin_at, o.wait_s);
+        break;
+    case ft::Op::Record:
+        ok = job.snap.requeued ? store(o.job_id, p.new_state, o.wait_s)
+                               : store_accounting(o.job_id, p.new_state, o.wait_s);
+        break;
+    case ft::Op::Cancel:
+        ok = store(o.job_id, p.new_state, o.wait_s) &&
+             retry("cancel", o.job_id, o.wait_s,
+                   [&](std::string &err) { return slurmjob::cancel(o.job_id, err); });
+        break;
+    case ft::Op::Nothing:
+        break;
     }
-    return 0;
+    return ok ? 0 : 1;
 }
 
 void usage(FILE *f) {

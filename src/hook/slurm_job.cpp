@@ -3,6 +3,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 #include <csignal>
 
@@ -74,6 +75,49 @@ bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &er
     d.job_id = job_id;
     d.admin_comment = const_cast<char *>(text.c_str());
     return update(d, err);
+}
+
+std::string cluster_name() {
+    slurm_conf_t *c = nullptr;
+    if (slurm_load_ctl_conf(0, &c) != SLURM_SUCCESS || !c) return "";
+    std::string name = c->cluster_name ? c->cluster_name : "";
+    slurm_free_ctl_conf(c);
+    return name;
+}
+
+bool set_accounting_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
+    std::string cluster = cluster_name();
+    if (cluster.empty()) {
+        err = "cannot read the cluster name: " + slurm_err();
+        return false;
+    }
+    void *db = slurmdb_connection_get(nullptr);
+    if (!db) {
+        err = "no accounting connection: " + slurm_err();
+        return false;
+    }
+    slurm_selected_step_t step{};
+    step.array_task_id = NO_VAL;
+    step.het_job_offset = NO_VAL;
+    step.step_id = {job_id, NO_VAL, NO_VAL};
+    slurmdb_job_cond_t cond{};
+    cond.step_list = slurm_list_create(nullptr);
+    slurm_list_append(cond.step_list, &step);
+    cond.cluster_list = slurm_list_create(nullptr);
+    slurm_list_append(cond.cluster_list, cluster.data());
+    // Default usage window (today): the hook runs as the job ends.
+    slurmdb_job_rec_t rec{};
+    rec.derived_ec = NO_VAL;  // leave unchanged
+    rec.admin_comment = const_cast<char *>(text.c_str());
+    List changed = slurmdb_job_modify(db, &cond, &rec);
+    bool ok = changed && slurm_list_count(changed) > 0;
+    if (!ok) err = changed ? "job not found in accounting" : slurm_err();
+    if (changed) slurm_list_destroy(changed);
+    if (ok) slurmdb_connection_commit(db, true);
+    slurmdb_connection_close(&db);
+    slurm_list_destroy(cond.step_list);
+    slurm_list_destroy(cond.cluster_list);
+    return ok;
 }
 
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err) {
