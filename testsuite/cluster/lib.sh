@@ -38,13 +38,17 @@ it_fail() {
 it_info() { echo "  $IT_NAME: $*" >&2; }
 
 # it_submit USER SBATCH-ARGS...: sbatch as USER (from USER's home); prints the job id.
-# Output goes to STATEDIR/out/<job name>-<id>.out unless the args give --output.
+# Output goes to STATEDIR/out/<job name>-<id>.out unless the args give --output. sbatch runs with
+# a clean login-like environment (HOME USER LOGNAME SHELL PATH LANG SLURM_CONF + $IT_SUBMIT_ENV).
 it_submit() {
 	local user=$1 out home
 	shift
 	home=$(getent passwd "$user" | cut -d: -f6)
-	# Default output under the state dir (later args override it).
-	out=$(cd "${home:-/tmp}" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+	# A login-like environment (root's must not leak into the job); default output under the
+	# state dir (later args override it). IT_SUBMIT_ENV: extra NAME=VALUE words.
+	# shellcheck disable=SC2086 # IT_SUBMIT_ENV is a word list
+	out=$(cd "${home:-/tmp}" && runuser -u "$user" -- env -i HOME="${home:-/tmp}" USER="$user" LOGNAME="$user" \
+		SHELL=/bin/bash PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" ${IT_SUBMIT_ENV:-} \
 		sbatch --parsable --output="$IC_DIR/out/%x-%j.out" "$@" 2>&1) || {
 		echo "it_submit: sbatch as $user failed: $out" >&2
 		return 1
@@ -57,6 +61,9 @@ it_submit() {
 it_job_field() {
 	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
 }
+
+# it_job_out JOBID: path of the job's stdout file (StdOut of scontrol, %j etc. expanded).
+it_job_out() { it_job_field "$1" StdOut; }
 
 # it_wait_field JOBID FIELD REGEX TIMEOUT: poll until FIELD matches ^(REGEX)$.
 it_wait_field() {
