@@ -1,5 +1,6 @@
 #include "core/render.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "core/resolve.hpp"
@@ -69,9 +70,10 @@ const char *section_names() { return "partitions, nodes, gres, sacctmgr, all"; }
 
 std::string quota_grp_tres(const Quota &q) {
     std::vector<std::string> parts;
+    // sacctmgr shows GrpTRES sorted by name; the same order lets the script skip unchanged limits.
     if (q.cpus) parts.push_back("cpu=" + std::to_string(q.cpus));
-    if (q.memory_mb) parts.push_back("mem=" + std::to_string(q.memory_mb) + "M");
     parts.push_back("gres/gpu=" + std::to_string(q.gpus));
+    if (q.memory_mb) parts.push_back("mem=" + std::to_string(q.memory_mb) + "M");
     return join(parts, ",");
 }
 
@@ -110,25 +112,45 @@ std::string render_gres(const Config &cfg) {
     return out;
 }
 
+// Names of accounts grouped by tenant (sacctmgr adds one organisation per call), first-seen order.
+std::vector<std::pair<std::string, std::vector<std::string>>> accounts_by_tenant(const Config &cfg) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    std::set<std::string> seen;
+    for (const Quota &q : cfg.quotas)
+        for (const std::string &a : q.accounts) {
+            if (!seen.insert(a).second) continue;
+            const std::string &t = cfg.pool_of(q)->tenant;
+            auto it = std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == t; });
+            if (it == out.end()) it = out.insert(out.end(), {t, {}});
+            it->second.push_back(a);
+        }
+    return out;
+}
+
+const char *kSacctmgrPrelude =
+    "# Usage: sh THIS [objects|limits|all]. objects: accounts and QOS (before slurmctld reads the\n"
+    "# partitions); limits: QOS GrpTRES (after slurmctld registered the GPU TRES). Idempotent:\n"
+    "# one query per kind, then one sacctmgr call for whatever is missing or different.\n"
+    "set -eu\nSACCTMGR=${SACCTMGR:-sacctmgr}\nphase=${1:-all}\n"
+    "missing() { have=$1; shift; out=; for n in \"$@\"; do\n"
+    "    printf '%s\\n' \"$have\" | grep -qx -- \"$n\" || out=${out:+$out,}$n; done; printf '%s' \"$out\"; }\n"
+    "add_qos() { l=$(missing \"$($SACCTMGR -n -P show qos format=name)\" \"$@\");\n"
+    "    [ -z \"$l\" ] || $SACCTMGR -i add qos \"$l\" >/dev/null; }\n"
+    "add_accounts() { org=$1; shift; l=$(missing \"$($SACCTMGR -n -P show account format=account)\" \"$@\");\n"
+    "    [ -z \"$l\" ] || $SACCTMGR -i add account \"$l\" Description=\"idletime quota account\" "
+    "Organization=\"$org\" >/dev/null; }\n"
+    "set_limit() { [ \"$($SACCTMGR -n -P show qos where name=\"$1\" format=GrpTRES)\" = \"$2\" ] ||\n"
+    "    $SACCTMGR -i modify qos where name=\"$1\" set GrpTRES=\"$2\" >/dev/null; }\n";
+
 std::string render_sacctmgr(const Config &cfg) {
-    std::string out = "#!/bin/sh\n" + std::string(kHeader);
-    out += "# Usage: sh THIS [objects|limits|all]. objects: accounts and QOS (before slurmctld reads the\n"
-           "# partitions); limits: QOS GrpTRES (after slurmctld registered the GPU TRES). Idempotent.\n"
-           "set -eu\nSACCTMGR=${SACCTMGR:-sacctmgr}\nphase=${1:-all}\n"
-           "have() { [ -n \"$($SACCTMGR -n -P show \"$1\" where name=\"$2\" format=name)\" ]; }\n"
-           "ensure_qos() { have qos \"$1\" || $SACCTMGR -i add qos \"$1\" >/dev/null; }\n"
-           "ensure_account() { have account \"$1\" || $SACCTMGR -i add account \"$1\" "
-           "Description=\"$2\" Organization=\"$3\" >/dev/null; }\n"
-           "set_limit() { $SACCTMGR -i modify qos where name=\"$1\" set GrpTRES=\"$2\" >/dev/null || "
-           "[ \"$($SACCTMGR -n -P show qos where name=\"$1\" format=GrpTRES)\" = \"$2\" ]; }\n";
-    out += "objects() {\n    ensure_qos " + sh_quote(cfg.idle.idle_qos) + "\n";
-    std::set<std::string> accounts;
-    for (const Quota &q : cfg.quotas) {
-        out += "    ensure_qos " + sh_quote(q.name) + "\n";
-        for (const std::string &a : q.accounts)
-            if (accounts.insert(a).second)
-                out += "    ensure_account " + sh_quote(a) + " " + sh_quote("idletime quota " + q.name) + " " +
-                       sh_quote(cfg.pool_of(q)->tenant) + "\n";
+    std::string out = "#!/bin/sh\n" + std::string(kHeader) + kSacctmgrPrelude;
+    out += "objects() {\n    add_qos " + sh_quote(cfg.idle.idle_qos);
+    for (const Quota &q : cfg.quotas) out += " " + sh_quote(q.name);
+    out += "\n";
+    for (const auto &[tenant, accounts] : accounts_by_tenant(cfg)) {
+        out += "    add_accounts " + sh_quote(tenant);
+        for (const std::string &a : accounts) out += " " + sh_quote(a);
+        out += "\n";
     }
     out += "}\nlimits() {\n";
     for (const Quota &q : cfg.quotas) out += "    set_limit " + sh_quote(q.name) + " " + sh_quote(quota_grp_tres(q)) + "\n";

@@ -21,7 +21,7 @@ std::string render_gres(const Config &cfg);
 std::string render_sacctmgr(const Config &cfg);
 std::string render(const Config &cfg, Section s);
 
-// "gres/gpu=4,cpu=8,mem=16000M" for a quota (its QOS GrpTRES).
+// "cpu=8,gres/gpu=4,mem=16000M" for a quota (its QOS GrpTRES).
 std::string quota_grp_tres(const Quota &q);
 
 }  // namespace idletime
