@@ -64,11 +64,6 @@ render() {
 }
 R=$IC_ETC/render
 for s in nodes partitions gres sacctmgr; do render "$s" "$R/$s"; done
-# Work-around, until render is fixed: `show account ... format=name` prints nothing (the field is
-# Account), so the script's have() missed existing accounts and the re-run failed.
-if grep -q 'have() {.*format=name)' "$R/sacctmgr"; then
-	sed -i '/^have() {/s/ format=name)/)/' "$R/sacctmgr"
-fi
 
 # Nodes: NAME GPUTYPE GPUCOUNT, one per line, from the nodes section.
 NODES=()
