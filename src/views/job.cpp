@@ -135,6 +135,7 @@ Catalog::Catalog(const Config &cfg) : cfg_(cfg) {
                 std::vector<std::string> parts;
                 for (const Target &t : r.targets) parts.push_back(t.partition);
                 by_key_.emplace(part_key(acct, parts), std::make_pair(q.name, std::string(mode_name(m))));
+                if (m == Mode::Acceptable) reach_.emplace(acct, std::make_pair(q.name, parts));
             }
     }
     for (const Pool &p : cfg.pools) parts_[idle_partition(p)] = {Resources::NotInQuota, p.name};
@@ -143,13 +144,26 @@ Catalog::Catalog(const Config &cfg) : cfg_(cfg) {
 bool Catalog::quota_mode(const std::string &account, const std::vector<std::string> &partitions,
                          std::string &quota, std::string &mode) const {
     auto it = by_key_.find(part_key(account, partitions));
-    if (it == by_key_.end()) {
-        quota.clear();
-        mode.clear();
-        return false;
+    quota.clear();
+    mode.clear();
+    if (it != by_key_.end()) {
+        quota = it->second.first;
+        mode = it->second.second;
+        return true;
     }
-    quota = it->second.first;
-    mode = it->second.second;
+    if (partitions.empty()) return false;
+    auto [lo, hi] = reach_.equal_range(account);
+    int found = 0;
+    for (auto r = lo; r != hi; ++r) {
+        const std::vector<std::string> &all = r->second.second;
+        bool inside = true;
+        for (const std::string &p : partitions) inside = inside && std::find(all.begin(), all.end(), p) != all.end();
+        if (inside) quota = r->second.first, found++;
+    }
+    if (found != 1) return quota.clear(), false;
+    bool q = false, idle = false;
+    for (const std::string &p : partitions) (p.rfind("quota-", 0) == 0 ? q : idle) = true;
+    mode = q && idle ? "acceptable" : q ? "none" : "only";
     return true;
 }
 

@@ -68,7 +68,9 @@ public:
     explicit Catalog(const Config &cfg);
     const Config &config() const { return cfg_; }
     // Which quota and mode a partition list stands for: the quota of the job's account whose
-    // resolution (core resolve()) gives exactly this set of partitions. False when none does.
+    // resolution (core resolve()) gives exactly this set of partitions; else (Slurm prunes the
+    // list, e.g. for -w or after the job ended) the only quota of the account whose partitions
+    // include every listed one, the mode then following from the kinds listed. False otherwise.
     bool quota_mode(const std::string &account, const std::vector<std::string> &partitions,
                     std::string &quota, std::string &mode) const;
     // quota-<q> -> InQuota, idle-<pool> -> NotInQuota (pool set), anything else Other.
@@ -78,6 +80,7 @@ private:
     const Config &cfg_;
     std::map<std::string, std::pair<std::string, std::string>> by_key_;  // account|sorted parts
     std::map<std::string, std::pair<Resources, std::string>> parts_;
+    std::multimap<std::string, std::pair<std::string, std::vector<std::string>>> reach_;  // account -> quota, parts
 };
 
 // operator_view: the viewer may see node names of jobs on shared idle capacity.

@@ -97,8 +97,12 @@ std::vector<Case> cases() {
                  Status::Running, Resources::NotInQuota, "team-h", "only", kHiddenNodes, nullptr, 0, 0});
     c.push_back({"not an idletime partition", job(SlurmState::Running, "team-a", {"debug"}), false, Status::Running,
                  Resources::Other, "", "", "a100-[1-2]", nullptr, 0, 0});
-    Case pt{"preempted terminal", job(SlurmState::Preempted, "team-a", {"idle-a100-east"}), false,
-            Status::ResourcePreempted, Resources::None, "", "", "", "preempted, not requeued", 0, 0};
+    Case pt{"preempted terminal, pruned list", job(SlurmState::Preempted, "team-a", {"idle-a100-east"}), false,
+            Status::ResourcePreempted, Resources::None, "team-a", "only", "", "preempted, not requeued", 0, 0};
+    c.push_back({"pruned list of another pool's quota", job(SlurmState::Running, "team-c", {"idle-a100-east"}), false,
+                 Status::Running, Resources::NotInQuota, "team-c", "only", kHiddenNodes, nullptr, 0, 0});
+    c.push_back({"account of two quotas, ambiguous none", job(SlurmState::Running, "team-x", {"idle-a100-east"}),
+                 false, Status::Running, Resources::NotInQuota, "", "", kHiddenNodes, nullptr, 0, 0});
     c.push_back(pt);
     return c;
 }
