@@ -24,5 +24,7 @@ int submit_side(spank_t sp);
 // Remote context (slurmstepd, root): checkpoint directory and job environment. Never fails the job
 // for idletime's own trouble; logs instead.
 int job_side(spank_t sp);
+// Remote context, in each task before exec (as the user): IDLETIME_RESTART_COUNT.
+int task_side(spank_t sp);
 
 }  // namespace idletime::spank

@@ -21,7 +21,7 @@
 /* Job environment only (SPANK remote context). */
 #define IDLETIME_ENV_PREEMPTIBLE "IDLETIME_PREEMPTIBLE"     /* "1" in an idle partition, else "0" */
 #define IDLETIME_ENV_CKPT_DIR "IDLETIME_CKPT_DIR"           /* <checkpoint_root>/<user>/<jobid> */
-#define IDLETIME_ENV_RESTART_COUNT "IDLETIME_RESTART_COUNT" /* SLURM_RESTART_COUNT or 0 */
+#define IDLETIME_ENV_RESTART_COUNT "IDLETIME_RESTART_COUNT" /* times the job was requeued (S_SLURM_RESTART_COUNT) */
 #define IDLETIME_ENV_CKPT_SIGNAL "IDLETIME_CKPT_SIGNAL"     /* signal name without SIG, e.g. USR1 */
 #define IDLETIME_ENV_GRACE_TIME "IDLETIME_GRACE_TIME"       /* seconds */
 #define IDLETIME_ENV_PARTITION_KIND "IDLETIME_PARTITION_KIND" /* quota|idle|unknown */

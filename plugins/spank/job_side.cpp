@@ -98,8 +98,6 @@ int job_side(spank_t sp) {
         vars.emplace_back(kOptions[k].job_var, *v);
         have_quota = have_quota || k == kQuota;
     }
-    std::optional<std::string> restarts = job_getenv(sp, "SLURM_RESTART_COUNT");
-    vars.emplace_back(IDLETIME_ENV_RESTART_COUNT, restarts && !restarts->empty() ? *restarts : "0");
     char err[512] = "";
     idletime_config_t *raw = nullptr;
     if (idletime_config_load(state().options.config_path().c_str(), &raw, err, sizeof(err)) == 0) {
@@ -111,6 +109,17 @@ int job_side(spank_t sp) {
     for (const auto &[name, value] : vars)
         if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             slurm_error("idletime/spank: cannot set %s in the job", name.c_str());
+    return 0;
+}
+
+// SLURM_RESTART_COUNT exists only in each task's environment (set after init_post_opt), and
+// S_SLURM_RESTART_COUNT reads a field 22.05's slurmstepd never fills for batch jobs: so per task.
+int task_side(spank_t sp) {
+    if (!job_getenv(sp, IDLETIME_ENV_MODE)) return 0;  // not an idletime job
+    std::optional<std::string> restarts = job_getenv(sp, "SLURM_RESTART_COUNT");
+    const std::string value = restarts && !restarts->empty() ? *restarts : "0";
+    if (spank_setenv(sp, IDLETIME_ENV_RESTART_COUNT, value.c_str(), 1) != ESPANK_SUCCESS)
+        slurm_error("idletime/spank: cannot set %s in the task", IDLETIME_ENV_RESTART_COUNT);
     return 0;
 }
 

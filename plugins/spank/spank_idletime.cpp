@@ -115,3 +115,8 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av) {
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char **) {
     return guarded("init_post_opt", [&] { return post_opt(sp); });
 }
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char **) {
+    guarded("task_init", [&] { return idletime::spank::task_side(sp); });
+    return 0;  // a missing variable is logged; never fail the user's task for it
+}

@@ -17,7 +17,7 @@ mkdir -p "$OUT" && chmod 1777 "$OUT"
 JOB='env | grep "^IDLETIME_" | sort; [ -n "$IDLETIME_CKPT_DIR" ] && stat -c "DIR %U %a" "$IDLETIME_CKPT_DIR"; sleep ${HOLD:-0}'
 
 var() { sed -n "s/^$2=//p" "$1" | tail -n1; }
-wait_out() { ic_poll 20 grep -q "^IDLETIME_RESTART_COUNT=$2" "$1" || it_fail "no IDLETIME_RESTART_COUNT=$2 in $1: $(cat "$1" 2>&1)"; }
+wait_out() { ic_poll 20 grep -qs "^IDLETIME_RESTART_COUNT=$2" "$1" || it_fail "no IDLETIME_RESTART_COUNT=$2 in $1: $(cat "$1" 2>&1)"; }
 
 # ---- (a)
 id=$(it_submit alice --idle-resources=only --gres=gpu:a100:1 -o "$OUT/env-a-%j.out" --open-mode=append \
@@ -33,7 +33,9 @@ it_assert_eq 30 "$(var "$f" IDLETIME_GRACE_TIME)" "IDLETIME_GRACE_TIME"
 it_assert_eq "$ROOT/alice/$id" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR"
 grep -qx "DIR alice 700" "$f" || it_fail "checkpoint dir not alice's with mode 700: $(grep ^DIR "$f")"
 scontrol requeue "$id" || it_fail "scontrol requeue $id"
-scontrol update jobid="$id" starttime=now 2>/dev/null || true
+# A requeued job waits for BeginTime (+121 s); once it is PENDING, root moves that to now.
+it_wait_state "$id" PENDING 60 || it_fail "requeued job $id is not PENDING"
+scontrol update jobid="$id" starttime=now || it_fail "cannot reset StartTime of $id"
 wait_out "$f" 1
 [ "$(grep -c '^IDLETIME_CKPT_DIR=' "$f")" = 2 ] || it_fail "expected two runs in $f"
 it_assert_eq "$ROOT/alice/$id" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR after requeue"
