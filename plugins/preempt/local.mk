@@ -1,1 +1,33 @@
-# plugins/preempt: part of the top Makefile.am
+# plugins/preempt: preempt_idletime.so, thin C against the exact Slurm source tree
+# (--with-slurm-src, internal headers, -lslurmfull); the policy is src/sched, linked statically.
+# Slurm's headers come in with -isystem so their own warnings do not fail -Werror builds.
+idletime_slurm_cppflags = -I$(top_srcdir)/include -I$(top_srcdir) \
+	-isystem $(SLURM_SRC) -isystem $(SLURM_SRC)/src
+idletime_slurm_plugin_libadd = src/sched/libidlesched.la src/core/libidlecore.la $(JSONC_LIBS)
+idletime_slurm_plugin_ldflags = -L/usr/lib/x86_64-linux-gnu/slurm-wlm -lslurmfull \
+	-Wl,-rpath,/usr/lib/x86_64-linux-gnu/slurm-wlm \
+	-Wl,--version-script=$(top_srcdir)/plugins/preempt/slurm_plugin.map
+EXTRA_DIST += plugins/preempt/slurm_plugin.map
+if HAVE_SLURM_SRC
+slurmplugin_LTLIBRARIES += plugins/preempt/preempt_idletime.la
+plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c \
+	plugins/preempt/job_view.c plugins/preempt/slurm_internal.h
+plugins_preempt_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
+plugins_preempt_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
+plugins_preempt_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags)
+nodist_EXTRA_plugins_preempt_preempt_idletime_la_SOURCES = dummy.cxx
+
+# Same plugin claiming another Slurm version: slurmctld must refuse it (testsuite/cluster).
+check_LTLIBRARIES = plugins/preempt/badver/preempt_idletime.la plugins/site_factor/badver/site_factor_idletime.la
+plugins_preempt_badver_preempt_idletime_la_SOURCES = $(plugins_preempt_preempt_idletime_la_SOURCES)
+plugins_preempt_badver_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags) -DIDLETIME_PLUGIN_VERSION=0x160507
+plugins_preempt_badver_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
+plugins_preempt_badver_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere
+nodist_EXTRA_plugins_preempt_badver_preempt_idletime_la_SOURCES = dummy.cxx
+plugins_site_factor_badver_site_factor_idletime_la_SOURCES = plugins/site_factor/site_factor_idletime.c \
+	plugins/preempt/job_view.c plugins/preempt/slurm_internal.h
+plugins_site_factor_badver_site_factor_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags) -DIDLETIME_PLUGIN_VERSION=0x160507
+plugins_site_factor_badver_site_factor_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
+plugins_site_factor_badver_site_factor_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere
+nodist_EXTRA_plugins_site_factor_badver_site_factor_idletime_la_SOURCES = dummy.cxx
+endif

@@ -1,0 +1,86 @@
+/*
+ * sched.h - C API of the idletime scheduling policy used by preempt/idletime and
+ * site_factor/idletime (thin C plugins inside slurmctld).
+ *
+ * Nothing here does I/O except idletime_sched_load (reads the config file once).
+ * No function throws, aborts or blocks. Times are unix seconds, GPU counts whole
+ * GPUs of the whole job. An idletime_sched_t is not thread-safe: callers serialise
+ * (the plugins hold a mutex; slurmctld calls them under its job write lock anyway).
+ */
+#ifndef IDLETIME_SCHED_H
+#define IDLETIME_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct idletime_sched idletime_sched_t;
+
+/* One job, copied from Slurm's job record for one call. NULL strings = empty. */
+typedef struct {
+	uint32_t job_id;
+	const char *partition;  /* partition it runs in, or is being tried for */
+	const char *partitions; /* requested list "a,b" (pending jobs); NULL = partition */
+	uint32_t priority_tier; /* PriorityTier of partition */
+	int preempt_off;        /* 1: partition has PreemptMode=OFF */
+	uint32_t gpus;          /* allocated (running) or requested (pending) GPUs */
+	int64_t start_time;     /* 0 = not started */
+	int64_t submit_time;
+	int64_t preempt_time;   /* preemption notice sent at; 0 = none */
+	const char *comment;    /* job Comment; may carry "idletime:ckpt=<unix time>" */
+	const char *account;
+	const char *quota_hint; /* --quota from the job's SPANK environment */
+} idletime_sched_job_t;
+
+/* New policy without a config: answers exactly like preempt/partition_prio and sets no
+ * site factor. RET NULL only when out of memory. */
+idletime_sched_t *idletime_sched_new(void);
+void idletime_sched_free(idletime_sched_t *s);
+
+/*
+ * IN config_path: idletime JSON (idletime.json(5)).
+ * IN min_run_time: seconds an idle-time job runs before it may be preempted, decimal
+ *    0..604800; NULL or "" = 0.
+ * RET 0, or -1 with a one-line err; on error the previous config and settings stay.
+ */
+int idletime_sched_load(idletime_sched_t *s, const char *config_path, const char *min_run_time, char *err,
+                        size_t errlen);
+int idletime_sched_has_config(const idletime_sched_t *s); /* 1 after a successful load */
+uint32_t idletime_sched_min_run_time(const idletime_sched_t *s);
+
+/* 1 if a job of partition a (tier ta) may ever preempt one of partition b (tier tb,
+ * b_off = PreemptMode=OFF); else 0. */
+int idletime_sched_partitions_may_preempt(const idletime_sched_t *s, const char *a, uint32_t ta, const char *b,
+                                          uint32_t tb, int b_off);
+
+/* 1 if preemptor may preempt preemptee now (pair rules + minimum run time), else 0.
+ * An allowed preemptee is also noted as a victim candidate of preemptor. */
+int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *preemptor,
+                               const idletime_sched_job_t *preemptee, int64_t now);
+
+/* Position of job_id among the noted candidates of the latest preemptor, 0 = preempt
+ * first (least work lost). The first call after new notes sorts them once.
+ * RET UINT32_MAX for a job that is not a candidate. */
+uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id);
+
+/* Borrowing snapshot: reset, then add every running job (idle-time ones are counted). */
+void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now);
+void idletime_sched_borrow_add(idletime_sched_t *s, const idletime_sched_job_t *running);
+int64_t idletime_sched_borrow_taken_at(const idletime_sched_t *s); /* -1 = never */
+
+/* Site factor of a pending job before Slurm's NICE_OFFSET (0..1000999999).
+ * RET 1 and *factor set for idle-time jobs (every requested partition idle, quota known);
+ * 0 and *factor untouched otherwise. */
+int idletime_sched_site_factor(const idletime_sched_t *s, const idletime_sched_job_t *pending, int64_t now,
+                               uint32_t *factor);
+
+/* Checkpoint time claimed in a Comment, clamped to [start, now]; start when none. */
+int64_t idletime_ckpt_comment_time(const char *comment, int64_t start, int64_t now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,144 @@
+/*
+ * preempt_idletime.c - preempt/idletime: who may preempt whom and in which order, decided by
+ * the idletime policy (src/sched, include/idletime/sched.h). This file only translates Slurm's
+ * records; it never blocks, never calls fatal() and does no I/O except reading the config at
+ * start and after `scontrol reconfigure`.
+ *
+ * Victim order reaches Slurm through PREEMPT_DATA_PRIO: slurmctld asks preemptable() for every
+ * job of one preemptor, then sorts the candidates by this value (lowest first), so we note the
+ * candidates and hand out their rank in the policy's order.
+ */
+#include "plugins/preempt/slurm_internal.h"
+
+#include <stdlib.h>
+
+#include "src/common/bitstring.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/preempt.h"
+
+const char plugin_name[] = "idletime checkpoint-aware preemption";
+const char plugin_type[] = "preempt/idletime";
+const uint32_t plugin_version = IDLETIME_PLUGIN_VERSION;
+
+static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
+static idletime_sched_t *sched;
+static time_t conf_seen;
+
+/* Under sched_lock. Keeps the last good config when the new one is broken. */
+static void load_config(void)
+{
+	char err[512];
+	const char *path = idletime_config_path();
+	const char *min_run = getenv("IDLETIME_PREEMPT_MIN_RUN_TIME");
+
+	conf_seen = slurm_conf.last_update;
+	if (idletime_sched_load(sched, path, min_run, err, sizeof(err)) == 0) {
+		info("idletime/preempt: loaded %s (min run time %u s)", path, idletime_sched_min_run_time(sched));
+	} else if (idletime_sched_has_config(sched)) {
+		error("idletime/preempt: %s; keeping the last good config", err);
+	} else {
+		error("idletime/preempt: %s; no config: deciding like preempt/partition_prio", err);
+	}
+}
+
+/* Under sched_lock: reread the config once after each reconfigure. */
+static void refresh(void)
+{
+	if (slurm_conf.last_update != conf_seen)
+		load_config();
+}
+
+extern int init(void)
+{
+	slurm_mutex_lock(&sched_lock);
+	if (!sched)
+		sched = idletime_sched_new();
+	if (sched)
+		load_config();
+	slurm_mutex_unlock(&sched_lock);
+	if (!sched) {
+		error("idletime/preempt: out of memory at init");
+		return SLURM_ERROR;
+	}
+	return SLURM_SUCCESS;
+}
+
+extern void fini(void)
+{
+	slurm_mutex_lock(&sched_lock);
+	idletime_sched_free(sched);
+	sched = NULL;
+	slurm_mutex_unlock(&sched_lock);
+}
+
+static uint16_t preempt_mode_of(job_record_t *job_ptr)
+{
+	part_record_t *part = job_ptr->part_ptr;
+	uint16_t mode = slurm_conf.preempt_mode;
+
+	if (part && part->preempt_mode != NO_VAL16)
+		mode = part->preempt_mode;
+	return mode & ~PREEMPT_MODE_GANG; /* gang scheduling is not preemption */
+}
+
+extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_rec_t *preemptee)
+{
+	part_record_t *a = preemptor->part_ptr, *b = preemptee->part_ptr;
+	int rc;
+
+	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap))
+		return false;
+	slurm_mutex_lock(&sched_lock);
+	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
+						   b->preempt_mode == PREEMPT_MODE_OFF);
+	slurm_mutex_unlock(&sched_lock);
+	return rc == 1;
+}
+
+extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preemptor)
+{
+	idletime_sched_job_t a, b;
+	time_t now = time(NULL);
+	int rc;
+
+	if (!preemptee->part_ptr || !preemptor->part_ptr || !IS_JOB_RUNNING(preemptee))
+		return false;
+	idletime_job_view(preemptor, NULL, &a, now);
+	idletime_job_view(preemptee, NULL, &b, now);
+	slurm_mutex_lock(&sched_lock);
+	if (sched)
+		refresh();
+	rc = idletime_sched_preemptable(sched, &a, &b, now);
+	slurm_mutex_unlock(&sched_lock);
+	return rc == 1;
+}
+
+static uint32_t victim_rank(job_record_t *job_ptr)
+{
+	uint32_t rank;
+
+	slurm_mutex_lock(&sched_lock);
+	rank = idletime_sched_victim_rank(sched, job_ptr->job_id);
+	slurm_mutex_unlock(&sched_lock);
+	return rank;
+}
+
+extern int preempt_p_get_data(job_record_t *job_ptr, slurm_preempt_data_type_t data_type, void *data)
+{
+	switch (data_type) {
+	case PREEMPT_DATA_ENABLED:
+		*(bool *) data = slurm_conf.preempt_mode != PREEMPT_MODE_OFF;
+		return SLURM_SUCCESS;
+	case PREEMPT_DATA_MODE:
+		*(uint16_t *) data = preempt_mode_of(job_ptr);
+		return SLURM_SUCCESS;
+	case PREEMPT_DATA_PRIO:
+		*(uint32_t *) data = victim_rank(job_ptr);
+		return SLURM_SUCCESS;
+	case PREEMPT_DATA_GRACE_TIME:
+		*(uint32_t *) data = job_ptr->part_ptr ? job_ptr->part_ptr->grace_time : 0;
+		return SLURM_SUCCESS;
+	}
+	error("idletime/preempt: unknown preempt data type %d", (int) data_type);
+	return SLURM_ERROR;
+}

@@ -1,0 +1,52 @@
+/*
+ * slurm_internal.h - Slurm's internal controller headers for the thin C plugins, plus the
+ * helpers both plugins share to copy a job record into an idletime_sched_job_t.
+ * Built only against the exact Slurm source tree (--with-slurm-src).
+ */
+#ifndef IDLETIME_SLURM_INTERNAL_H
+#define IDLETIME_SLURM_INTERNAL_H
+
+/* Our configure passes these as -D; Slurm's config.h defines them with its own values. */
+#undef PACKAGE
+#undef PACKAGE_BUGREPORT
+#undef PACKAGE_NAME
+#undef PACKAGE_STRING
+#undef PACKAGE_TARNAME
+#undef PACKAGE_URL
+#undef PACKAGE_VERSION
+#undef VERSION
+
+#include "config.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/assoc_mgr.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/xstring.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "idletime/sched.h"
+
+/* Plugins must be built for the exact running Slurm; a test build overrides this to check that
+ * slurmctld refuses a mismatched plugin without going down. */
+#ifndef IDLETIME_PLUGIN_VERSION
+#define IDLETIME_PLUGIN_VERSION SLURM_VERSION_NUMBER
+#endif
+
+/* Position of gres/gpu in slurmctld's TRES arrays, or -1 (not tracked: AccountingStorageTRES). */
+int idletime_gpu_tres_pos(time_t now);
+
+/* Fills v from job_ptr as seen in partition part (NULL = the job's partition).
+ * Strings point into the job record: v is valid only while the caller holds the job lock. */
+void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sched_job_t *v, time_t now);
+
+/* Config file: $IDLETIME_CONFIG, else /etc/idletime/idletime.json. */
+const char *idletime_config_path(void);
+
+#endif

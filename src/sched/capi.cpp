@@ -1,0 +1,174 @@
+// extern "C" shims over the scheduling policy: the only place C meets C++ here; no exception
+// leaves. Functions that cannot report errors fall back to the answer that changes nothing.
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+
+#include "idletime/sched.h"
+#include "sched/policy.hpp"
+
+using idletime::sched::JobView;
+using idletime::sched::Policy;
+
+struct idletime_sched {
+    std::shared_ptr<const Policy> policy;
+    idletime::sched::VictimBatch victims;
+    idletime::sched::Borrowing borrowing;
+};
+
+namespace {
+
+int fail(char *err, size_t errlen, const std::string &msg) {
+    if (err && errlen) std::snprintf(err, errlen, "%s", msg.c_str());
+    return -1;
+}
+
+std::string_view sv(const char *s) { return s ? std::string_view(s) : std::string_view(); }
+
+JobView view(const idletime_sched_job_t &j) {
+    JobView v;
+    v.job_id = j.job_id;
+    v.partition = sv(j.partition);
+    v.partitions = sv(j.partitions);
+    v.priority_tier = j.priority_tier;
+    v.preempt_off = j.preempt_off != 0;
+    v.gpus = j.gpus;
+    v.start_time = j.start_time;
+    v.submit_time = j.submit_time;
+    v.preempt_time = j.preempt_time;
+    v.comment = sv(j.comment);
+    v.account = sv(j.account);
+    v.quota_hint = sv(j.quota_hint);
+    return v;
+}
+
+bool parse_seconds(const char *text, uint32_t &out, std::string &err) {
+    out = 0;
+    if (!text || !*text) return true;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long v = std::strtoul(text, &end, 10);
+    if (errno || *end || *text < '0' || *text > '9' || v > 604800) {
+        err = std::string("min run time '") + text + "' is not a number of seconds between 0 and 604800";
+        return false;
+    }
+    out = uint32_t(v);
+    return true;
+}
+
+int load(idletime_sched_t *s, const char *path, const char *min_run, char *err, size_t errlen) {
+    idletime::sched::Settings settings;
+    std::string msg;
+    if (!parse_seconds(min_run, settings.min_run_time_s, msg)) return fail(err, errlen, msg);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(err, errlen, std::string(path) + ": cannot read: " + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto cfg = std::make_shared<idletime::Config>();
+    std::vector<std::string> errors;
+    if (!idletime::config_parse(text.str(), *cfg, errors)) {
+        msg = std::string(path) + ": " + (errors.empty() ? "invalid config" : errors.front());
+        if (errors.size() > 1) msg += " (and " + std::to_string(errors.size() - 1) + " more errors)";
+        return fail(err, errlen, msg);
+    }
+    s->policy = std::make_shared<const Policy>(std::move(cfg), settings);
+    s->borrowing.reset(-1);  // the snapshot pointed at the old config's quotas
+    return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+idletime_sched_t *idletime_sched_new(void) {
+    try {
+        auto s = std::make_unique<idletime_sched>();
+        s->policy = std::make_shared<const Policy>(nullptr, idletime::sched::Settings{});
+        return s.release();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void idletime_sched_free(idletime_sched_t *s) { delete s; }
+
+int idletime_sched_load(idletime_sched_t *s, const char *config_path, const char *min_run_time, char *err,
+                        size_t errlen) {
+    if (!s || !config_path) return fail(err, errlen, "idletime_sched_load: NULL argument");
+    try {
+        return load(s, config_path, min_run_time, err, errlen);
+    } catch (const std::bad_alloc &) {
+        return fail(err, errlen, "out of memory");
+    } catch (const std::exception &e) {
+        return fail(err, errlen, std::string("internal error: ") + e.what());
+    } catch (...) {
+        return fail(err, errlen, "internal error");
+    }
+}
+
+int idletime_sched_has_config(const idletime_sched_t *s) { return s && s->policy->config() ? 1 : 0; }
+
+uint32_t idletime_sched_min_run_time(const idletime_sched_t *s) {
+    return s ? s->policy->settings().min_run_time_s : 0;
+}
+
+int idletime_sched_partitions_may_preempt(const idletime_sched_t *s, const char *a, uint32_t ta, const char *b,
+                                          uint32_t tb, int b_off) {
+    if (!s) return 0;
+    return s->policy->partitions_may_preempt(sv(a), ta, sv(b), tb, b_off != 0) ? 1 : 0;
+}
+
+int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *preemptor,
+                               const idletime_sched_job_t *preemptee, int64_t now) {
+    if (!s || !preemptor || !preemptee) return 0;
+    try {
+        const JobView a = view(*preemptor), b = view(*preemptee);
+        if (!s->policy->may_preempt(a, b, now)) return 0;
+        s->victims.note(a.job_id, a.gpus, b, now);
+        return 1;
+    } catch (...) {
+        return 0;  // out of memory while noting: not a candidate this time
+    }
+}
+
+uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id) {
+    if (!s) return UINT32_MAX;
+    try {
+        return s->victims.rank(job_id);
+    } catch (...) {
+        return UINT32_MAX;  // out of memory while ranking: Slurm keeps its list order
+    }
+}
+
+void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now) {
+    if (s) s->borrowing.reset(now);
+}
+
+void idletime_sched_borrow_add(idletime_sched_t *s, const idletime_sched_job_t *running) {
+    if (!s || !running) return;
+    try {
+        s->borrowing.add_running(*s->policy, view(*running));
+    } catch (...) {
+        // out of memory: this job is not counted until the next snapshot
+    }
+}
+
+int64_t idletime_sched_borrow_taken_at(const idletime_sched_t *s) { return s ? s->borrowing.taken_at() : -1; }
+
+int idletime_sched_site_factor(const idletime_sched_t *s, const idletime_sched_job_t *pending, int64_t now,
+                               uint32_t *factor) {
+    if (!s || !pending || !factor) return 0;
+    return idletime::sched::site_factor(*s->policy, s->borrowing, view(*pending), now, *factor) ? 1 : 0;
+}
+
+int64_t idletime_ckpt_comment_time(const char *comment, int64_t start, int64_t now) {
+    return idletime::sched::last_checkpoint(sv(comment), start, now);
+}
+
+}  // extern "C"

@@ -1,0 +1,125 @@
+// Scheduling policy of preempt/idletime and site_factor/idletime: who may preempt whom, in which
+// order victims go, and how idle-time jobs are ordered by their quota's borrowing. Slurm-free and
+// I/O-free: the plugins copy what they need out of Slurm's job records into JobView and pass the
+// current time in, so every decision can be replayed in a unit test.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace idletime::sched {
+
+// One job as the plugins see it. Views point into Slurm's memory and live for one call.
+struct JobView {
+    uint32_t job_id = 0;
+    std::string_view partition;    // the partition it runs in (or is being tried for)
+    std::string_view partitions;   // requested partitions, comma-separated; empty = partition
+    uint32_t priority_tier = 0;    // PriorityTier of `partition`
+    bool preempt_off = false;      // `partition` has PreemptMode=OFF
+    uint32_t gpus = 0;             // allocated GPUs (running) or requested GPUs (pending), whole job
+    int64_t start_time = 0;        // unix seconds; 0 = not started
+    int64_t submit_time = 0;       // unix seconds
+    int64_t preempt_time = 0;      // unix seconds the preemption notice was sent; 0 = none
+    std::string_view comment;      // job Comment (may carry "idletime:ckpt=<unix>")
+    std::string_view account;
+    std::string_view quota_hint;   // --quota from the job's SPANK environment; empty = none
+};
+
+enum class Kind { Unmanaged, Guaranteed, Idle };
+
+struct PartInfo {
+    Kind kind = Kind::Unmanaged;
+    const Quota *quota = nullptr;  // Guaranteed: the quota behind quota-<q>
+    const Pool *pool = nullptr;    // Guaranteed: the quota's pool; Idle: the pool of idle-<pool>
+};
+
+struct Settings {
+    uint32_t min_run_time_s = 0;   // an idle-time job runs at least this long before it may be preempted
+};
+
+// Immutable once built. A Policy without a config treats every partition as unmanaged and answers
+// exactly like preempt/partition_prio (higher PriorityTier preempts lower, PreemptMode=OFF exempt).
+class Policy {
+public:
+    Policy(std::shared_ptr<const Config> cfg, Settings settings);
+    const Config *config() const { return cfg_.get(); }
+    const Settings &settings() const { return settings_; }
+
+    PartInfo part(std::string_view name) const;
+    // May a job of partition `a` (tier ta) ever preempt one of partition `b` (tier tb, off)?
+    bool partitions_may_preempt(std::string_view a, uint32_t ta, std::string_view b, uint32_t tb, bool off) const;
+    // Full check for one pair, including the minimum run time of idle-time victims.
+    bool may_preempt(const JobView &preemptor, const JobView &preemptee, int64_t now) const;
+    // The quota an idle-time job borrows for: --quota if it names a quota, else the job's account.
+    const Quota *quota_of(const JobView &job) const;
+    // Every requested partition is an idle partition (guaranteed capacity never involved).
+    bool idle_only(const JobView &job) const;
+
+private:
+    std::shared_ptr<const Config> cfg_;
+    Settings settings_;
+    std::map<std::string, PartInfo, std::less<>> parts_;
+};
+
+// Comment token through which a job publishes its last durable checkpoint (unix seconds).
+inline constexpr std::string_view kCkptToken = "idletime:ckpt=";
+
+// Time of the last checkpoint claimed in `comment`, clamped to [start, now]; start when none.
+int64_t last_checkpoint(std::string_view comment, int64_t start, int64_t now);
+// `comment` with its checkpoint token set to `t` (added at the end if absent); other text kept.
+std::string with_checkpoint(std::string_view comment, int64_t t);
+
+// Order of victims: sunk cost first (already notified), then least work lost
+// (GPU-seconds since the last checkpoint), then fewest GPUs beyond the need, then youngest.
+struct VictimKey {
+    bool notified = false;
+    uint64_t lost_gpu_s = 0;
+    uint32_t excess_gpus = 0;
+    int64_t start_time = 0;
+    uint32_t job_id = 0;
+};
+VictimKey victim_key(const JobView &victim, uint32_t need_gpus, int64_t now);
+bool victim_before(const VictimKey &a, const VictimKey &b);
+
+// Candidates of one preemptor, as Slurm offers them one by one, then ranked once (O(n log n)).
+// A new batch starts when the preemptor changes, a job repeats, or ranks were handed out.
+class VictimBatch {
+public:
+    void note(uint32_t preemptor_id, uint32_t need_gpus, const JobView &victim, int64_t now);
+    // 0 = preempt first. Jobs not in the batch rank after every candidate (UINT32_MAX).
+    uint32_t rank(uint32_t job_id);
+    size_t size() const { return keys_.size(); }
+
+private:
+    void restart(uint32_t preemptor_id, uint32_t need_gpus);
+    std::vector<VictimKey> keys_;
+    std::vector<std::pair<uint32_t, uint32_t>> ranks_;  // (job_id, rank) sorted by job_id
+    bool ranked_ = false, open_ = false;
+    uint32_t preemptor_ = 0, need_ = 0;
+};
+
+// GPUs idle-time jobs borrow per quota right now (running jobs in idle partitions).
+class Borrowing {
+public:
+    void reset(int64_t now);
+    void add_running(const Policy &policy, const JobView &job);
+    uint64_t borrowed(const Quota *q) const;
+    int64_t taken_at() const { return taken_at_; }
+
+private:
+    std::map<const Quota *, uint64_t> gpus_;
+    int64_t taken_at_ = -1;
+};
+
+// Site factor of a pending idle-time job (before Slurm's NICE_OFFSET), or false when the job is
+// left alone (guaranteed or mixed partitions, unknown quota). Larger goes first:
+// (1000 - borrowing level) * 1e6 + age, with level = borrowed/guaranteed in percent (cap 1000)
+// and age = seconds since submission (cap 999999). Max 1,000,999,999.
+bool site_factor(const Policy &policy, const Borrowing &b, const JobView &job, int64_t now, uint32_t &out);
+
+}  // namespace idletime::sched

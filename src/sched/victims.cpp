@@ -1,0 +1,64 @@
+// Victim order and the per-preemptor candidate batch (see policy.hpp).
+#include <algorithm>
+#include <climits>
+#include <tuple>
+
+#include "sched/policy.hpp"
+
+namespace idletime::sched {
+
+VictimKey victim_key(const JobView &v, uint32_t need_gpus, int64_t now) {
+    VictimKey k;
+    k.notified = v.preempt_time != 0;
+    const int64_t start = v.start_time > 0 ? v.start_time : now;
+    const int64_t since = now - last_checkpoint(v.comment, start, now);
+    k.lost_gpu_s = uint64_t(since > 0 ? since : 0) * v.gpus;
+    k.excess_gpus = v.gpus > need_gpus ? v.gpus - need_gpus : 0;
+    k.start_time = v.start_time;
+    k.job_id = v.job_id;
+    return k;
+}
+
+bool victim_before(const VictimKey &a, const VictimKey &b) {
+    // notified first; smaller loss; smaller excess; younger (later start); higher id (newer).
+    return std::tuple(!a.notified, a.lost_gpu_s, a.excess_gpus, -a.start_time, UINT32_MAX - a.job_id) <
+           std::tuple(!b.notified, b.lost_gpu_s, b.excess_gpus, -b.start_time, UINT32_MAX - b.job_id);
+}
+
+void VictimBatch::restart(uint32_t preemptor_id, uint32_t need_gpus) {
+    keys_.clear();
+    ranks_.clear();
+    ranked_ = false;
+    open_ = true;
+    preemptor_ = preemptor_id;
+    need_ = need_gpus;
+}
+
+void VictimBatch::note(uint32_t preemptor_id, uint32_t need_gpus, const JobView &victim, int64_t now) {
+    if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_) {
+        restart(preemptor_id, need_gpus);
+    } else {
+        // Slurm visits each job once per candidate search: a repeat means a new search.
+        for (const VictimKey &k : keys_)
+            if (k.job_id == victim.job_id) {
+                restart(preemptor_id, need_gpus);
+                break;
+            }
+    }
+    keys_.push_back(victim_key(victim, need_gpus, now));
+}
+
+uint32_t VictimBatch::rank(uint32_t job_id) {
+    if (!ranked_) {
+        std::sort(keys_.begin(), keys_.end(), victim_before);
+        ranks_.clear();
+        ranks_.reserve(keys_.size());
+        for (size_t i = 0; i < keys_.size(); ++i) ranks_.emplace_back(keys_[i].job_id, uint32_t(i));
+        std::sort(ranks_.begin(), ranks_.end());
+        ranked_ = true;
+    }
+    auto it = std::lower_bound(ranks_.begin(), ranks_.end(), std::pair<uint32_t, uint32_t>(job_id, 0));
+    return it != ranks_.end() && it->first == job_id ? it->second : UINT32_MAX;
+}
+
+}  // namespace idletime::sched

@@ -1,0 +1,175 @@
+// Victim order and the checkpoint channel: tables of (candidates, need, now) -> expected order.
+#include <climits>
+#include <vector>
+
+#include "sched_fixture.hpp"
+
+using idletime::sched::JobView;
+using idletime::sched::VictimBatch;
+
+namespace {
+
+const int64_t NOW = 1700000000;
+
+struct CkptCase {
+    const char *name, *comment;
+    int64_t start, want;
+};
+
+const CkptCase ckpt_cases[] = {
+    {"no comment", "", NOW - 100, NOW - 100},
+    {"token alone", "idletime:ckpt=1699999990", NOW - 100, NOW - 10},
+    {"other text kept around", "owner note; idletime:ckpt=1699999950 ft:restarts=2", NOW - 100, NOW - 50},
+    {"claim before start is clamped to start", "idletime:ckpt=1600000000", NOW - 100, NOW - 100},
+    {"claim in the future is clamped to now", "idletime:ckpt=1800000000", NOW - 100, NOW},
+    {"garbage value ignored", "idletime:ckpt=12x", NOW - 100, NOW - 100},
+    {"negative ignored", "idletime:ckpt=-5", NOW - 100, NOW - 100},
+    {"token must start a word", "xidletime:ckpt=1699999990", NOW - 100, NOW - 100},
+    {"empty value", "idletime:ckpt=", NOW - 100, NOW - 100},
+};
+
+START_TEST(ckpt_parse) {
+    const CkptCase &c = ckpt_cases[_i];
+    ck_assert_msg(idletime::sched::last_checkpoint(c.comment, c.start, NOW) == c.want, "%s", c.name);
+}
+END_TEST
+
+struct WriteCase {
+    const char *before;
+    int64_t t;
+    const char *after;
+};
+
+const WriteCase write_cases[] = {
+    {"", 5, "idletime:ckpt=5"},
+    {"hello", 5, "hello idletime:ckpt=5"},
+    {"hello ", 5, "hello idletime:ckpt=5"},
+    {"a idletime:ckpt=1 b", 7, "a idletime:ckpt=7 b"},
+    {"idletime:ckpt=123;rest", 9, "idletime:ckpt=9;rest"},
+};
+
+START_TEST(ckpt_write) {
+    const WriteCase &c = write_cases[_i];
+    const std::string got = idletime::sched::with_checkpoint(c.before, c.t);
+    ck_assert_str_eq(got.c_str(), c.after);
+    // round trip through the reader
+    ck_assert_int_eq(idletime::sched::last_checkpoint(c.after, 0, 1000), c.t);
+}
+END_TEST
+
+struct Cand {
+    uint32_t id, gpus;
+    int64_t start_ago;
+    int64_t ckpt_ago;  // -1 = none
+    bool notified;
+};
+
+struct OrderCase {
+    const char *name;
+    uint32_t need;
+    std::vector<Cand> cands;
+    std::vector<uint32_t> want;  // ids, first victim first
+};
+
+const std::vector<OrderCase> &order_cases() {
+    static const std::vector<OrderCase> cases = {
+        {"freshest checkpoint first", 4,
+         {{1, 4, 3600, 1200, false}, {2, 4, 3600, 10, false}, {3, 4, 3600, 300, false}},
+         {2, 3, 1}},
+        {"loss counts GPUs", 1, {{1, 8, 3600, 100, false}, {2, 1, 3600, 500, false}}, {2, 1}},
+        {"no checkpoint: since start", 1, {{1, 1, 50, -1, false}, {2, 1, 3600, 100, false}}, {1, 2}},
+        {"equal loss: fewest GPUs beyond need", 4,
+         {{1, 8, 3600, 60, false}, {2, 4, 3600, 120, false}}, {2, 1}},
+        {"equal loss, no excess, same start: newer job id", 4,
+         {{1, 2, 3600, 60, false}, {2, 4, 3600, 30, false}}, {2, 1}},
+        {"equal loss and excess: youngest", 1,
+         {{1, 1, 1000, 100, false}, {2, 1, 500, 100, false}}, {2, 1}},
+        {"already notified first (sunk)", 1,
+         {{1, 1, 3600, 10, false}, {2, 8, 3600, 3000, true}}, {2, 1}},
+        {"1,2,4,8 same age: small first", 4,
+         {{11, 8, 900, 600, false}, {12, 4, 900, 600, false}, {13, 2, 900, 600, false}, {14, 1, 900, 600, false}},
+         {14, 13, 12, 11}},
+    };
+    return cases;
+}
+
+JobView cand_view(const Cand &c, std::vector<std::string> &store) {
+    store.push_back(c.ckpt_ago < 0 ? "" : "idletime:ckpt=" + std::to_string(NOW - c.ckpt_ago));
+    JobView v = fx::job(c.id, "idle-a100-east", c.gpus, NOW - c.start_ago);
+    v.comment = store.back();
+    v.preempt_time = c.notified ? NOW - 1 : 0;
+    return v;
+}
+
+START_TEST(order) {
+    const OrderCase &c = order_cases()[_i];
+    VictimBatch b;
+    std::vector<std::string> store;
+    store.reserve(c.cands.size());
+    for (const Cand &x : c.cands) b.note(99, c.need, cand_view(x, store), NOW);
+    ck_assert_uint_eq(b.size(), c.cands.size());
+    for (size_t i = 0; i < c.want.size(); ++i)
+        ck_assert_msg(b.rank(c.want[i]) == i, "%s: job %u rank %u, want %zu", c.name, c.want[i], b.rank(c.want[i]), i);
+    ck_assert_uint_eq(b.rank(12345), UINT32_MAX);
+}
+END_TEST
+
+START_TEST(batch_boundaries) {
+    VictimBatch b;
+    std::vector<std::string> store;
+    store.reserve(16);
+    const Cand a{1, 1, 100, -1, false}, c{2, 1, 50, -1, false};
+    b.note(7, 1, cand_view(a, store), NOW);
+    b.note(7, 1, cand_view(c, store), NOW);
+    ck_assert_uint_eq(b.size(), 2);
+    ck_assert_uint_eq(b.rank(2), 0);
+    // after ranks were handed out, the next note starts a new search
+    b.note(7, 1, cand_view(a, store), NOW);
+    ck_assert_uint_eq(b.size(), 1);
+    // a repeated job (single-candidate search never ranked) also starts a new one
+    b.note(7, 1, cand_view(a, store), NOW);
+    ck_assert_uint_eq(b.size(), 1);
+    // another preemptor starts a new one
+    b.note(7, 1, cand_view(c, store), NOW);
+    ck_assert_uint_eq(b.size(), 2);
+    b.note(8, 1, cand_view(c, store), NOW);
+    ck_assert_uint_eq(b.size(), 1);
+    ck_assert_uint_eq(b.rank(1), UINT32_MAX);
+}
+END_TEST
+
+START_TEST(large_batch_sorted_once) {
+    VictimBatch b;
+    std::vector<std::string> store;
+    const uint32_t n = 20000;
+    store.reserve(n);
+    for (uint32_t i = 1; i <= n; ++i) b.note(1, 1, cand_view({i, 1 + i % 8, 4000, int64_t(i % 3000), false}, store), NOW);
+    ck_assert_uint_eq(b.size(), n);
+    uint32_t seen = 0;
+    std::vector<bool> used(n, false);
+    for (uint32_t i = 1; i <= n; ++i) {
+        uint32_t r = b.rank(i);
+        ck_assert(r < n && !used[r]);
+        used[r] = true;
+        ++seen;
+    }
+    ck_assert_uint_eq(seen, n);
+    // jobs 3000, 6000, ..., 18000 checkpointed right now (loss 0, 1 GPU): ranks 0-5, newest first
+    ck_assert_uint_eq(b.rank(18000), 0);
+    ck_assert_uint_eq(b.rank(3000), 5);
+}
+END_TEST
+
+}  // namespace
+
+Suite *victims_suite() {
+    Suite *s = suite_create("sched-victims");
+    TCase *t = tcase_create("order");
+    tcase_add_loop_test(t, ckpt_parse, 0, sizeof(ckpt_cases) / sizeof(ckpt_cases[0]));
+    tcase_add_loop_test(t, ckpt_write, 0, sizeof(write_cases) / sizeof(write_cases[0]));
+    tcase_add_loop_test(t, order, 0, int(order_cases().size()));
+    tcase_add_test(t, batch_boundaries);
+    tcase_add_test(t, large_batch_sorted_once);
+    suite_add_tcase(s, t);
+    return s;
+}
