@@ -92,9 +92,16 @@ namespace {
 JobRun merge_run(const PolledRun *pr, const LoggedRun *lr, bool ckpt, double t0)
 {
     JobRun run;
-    bool polled = pr && pr->start > 0;
-    run.start_s = (polled ? pr->start : lr->start) - t0;
-    double end = pr && pr->end > 0 ? pr->end : lr && lr->end > 0 ? lr->end : run.start_s + t0;
+    bool polled = pr && pr->start > 0, logged = lr && lr->start > 0;
+    // Slurm's times are whole seconds (truncated): the true start lies in [start, start + 1)
+    // and not after the worker's first log line; the true end lies in [end, end + 1).
+    double start = polled ? pr->start : lr->start;
+    if (polled && logged)
+        start = std::clamp(lr->start, pr->start, pr->start + 1);
+    double end = pr && pr->end > 0 ? pr->end : lr && lr->end > 0 ? lr->end : start;
+    if (pr && pr->end > 0 && lr && lr->end > 0)
+        end = std::clamp(lr->end, pr->end, pr->end + 1);
+    run.start_s = start - t0;
     run.end_s = std::max(run.start_s, end - t0);
     run.partition = pr ? pr->partition : "";
     run.in_quota = run.partition.rfind("quota-", 0) == 0;
@@ -102,7 +109,6 @@ JobRun merge_run(const PolledRun *pr, const LoggedRun *lr, bool ckpt, double t0)
     if (lr && lr->notice > 0 && (notice < 0 || lr->notice < notice))
         notice = lr->notice;
     run.notice_s = notice < 0 ? -1 : notice - t0;
-    bool logged = lr && lr->start > 0;
     run.work_done_s = logged ? lr->p - lr->p0 : run.end_s - run.start_s;
     run.work_kept_s = logged && ckpt ? std::max(0.0, lr->saved - lr->p0) : 0;
     return run;

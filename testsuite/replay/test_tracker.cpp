@@ -50,13 +50,13 @@ const TrackCase kCases[] = {
      "101.9 release restart=0 progress=0.600 saved=0.600\n"
      "225.1 start restart=1 progress=0.600 saved=0.600\n"
      "230 done restart=1 progress=5.600 saved=5.600\n",
-     true, true, {{1, 2, 1.8, true, 0.6, 0.6}, {125, 130, -1, false, 5, 5}}},
+     true, true, {{1.2, 2, 1.8, true, 0.6, 0.6}, {125.1, 130, -1, false, 5, 5}}},
     {"a run polling never saw, known from the worker log",
      {{101, P, 0, 0, 0, 0, ""}, {105, P, 1, 0, 104, 0, ""}, {300, R, 1, 300, 0, 0, "idle-a100"},
       {310, C, 1, 300, 309, 0, "idle-a100"}},
      "102 start restart=0 progress=0 saved=0\n104 term restart=0 progress=2 saved=0\n"
      "300.2 start restart=1 progress=0 saved=0\n309 done restart=1 progress=8.8 saved=0\n",
-     false, true, {{2, 4, -1, true, 2, 0}, {200, 209, -1, false, 8.8, 0}}},
+     false, true, {{2, 4, -1, true, 2, 0}, {200.2, 209, -1, false, 8.8, 0}}},
     {"an end that was a requeue after all (state seen before the flag)",
      {{101, R, 0, 101, 0, 0, "idle-a100"}, {103, F, 0, 101, 103, 0, "idle-a100"},
       {104, P, 1, 0, 103, 0, "idle-a100"}, {220, R, 1, 220, 0, 0, "idle-a100"},
