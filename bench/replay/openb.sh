@@ -12,7 +12,7 @@ DOC=$REPO/doc/replay/openb
 export IDLETIME_BIN=${IDLETIME_BIN:-$BUILD/tools/idletime}
 rc=0
 "$BUILD/tools/replay/idletime-replay" run --trace "$TRACE" --out "$OUT" \
-	--window-start 12100000 --window-len 43200 --compress 200 --sample 0.8 --seed 1 --teams 2 \
+	--window-start 12100000 --window-len 43200 --compress 240 --sample 0.8 --seed 1 --teams 2 \
 	--requeue-delay 10 || rc=$?
 mkdir -p "$DOC"
 for f in report.md summary.csv mapping.md quotas.csv jobs.csv alloc.png alloc.svg waits.png waits.svg lost.png lost.svg; do

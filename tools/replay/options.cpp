@@ -107,10 +107,10 @@ Options parse_options(int argc, char **argv)
     Options o;
     o.map.pools = {{"a100", "a100", 16}, {"h100", "h100", 16}};
     o.map.model_to_spec = {{"V100M16", "a100"}, {"V100M32", "a100"}, {"G2", "h100"}};
-    // Defaults chosen in doc/replay/README.md: 12 busy trace hours, 200x, 80 % of the pods.
+    // Defaults chosen in doc/replay/README.md: 12 busy trace hours, 240x, 80 % of the pods.
     o.map.window_start_s = 12100000;
     o.map.window_len_s = 43200;
-    o.map.compress = 200;
+    o.map.compress = 240;
     o.map.sample = 0.8;
     o.map.seed = 1;
     for (int i = 0; i < argc; i++)
