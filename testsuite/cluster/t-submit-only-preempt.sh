@@ -3,15 +3,20 @@
 # and are preempted and requeued when the owning quota submits guaranteed work; the owner's job
 # then starts. alice (quota team-a: 4 GPUs of a100-east) fills all 16 a100 GPUs with idle-time jobs;
 # bob (quota team-b of a100-east) then submits a guaranteed 4-GPU job.
+# The idle-time jobs trap the checkpoint notice (SIGUSR1 to the batch shell) and keep running, as a
+# job without checkpoints does: an untrapped USR1 would end the job (FAILED, not requeued, 22.05).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 it_begin
 grep -q '^JobSubmitPlugins=idletime' "$IC_CONF" || it_fail "cluster runs without job_submit/idletime"
 SLEEP=$IT_JOBS_DIR/sleep.sh
+OUT=$IC_DIR/out
+NOTICED='trap "echo NOTICE" USR1; for _ in $(seq 900); do sleep 1; done'
 
 ids=()
 for i in 1 2 3 4; do
-	ids+=("$(it_submit alice -J only-$i --idle-resources=only --gres=gpu:a100:4 -N1 "$SLEEP" 900)") || it_fail "sbatch only-$i"
+	ids+=("$(it_submit alice -J only-$i --idle-resources=only --gres=gpu:a100:4 -N1 -o "$OUT/only-%j.out" \
+		--open-mode=append --wrap="$NOTICED")") || it_fail "sbatch only-$i"
 done
 for id in "${ids[@]}"; do
 	it_wait_state "$id" RUNNING 40 || it_fail "only job $id did not start (Reason=$(it_job_field "$id" Reason))"
@@ -36,5 +41,7 @@ done
 [ -n "$victim" ] || it_fail "no idle-time job was requeued"
 it_wait_state "$victim" PENDING 60 || it_fail "preempted job $victim is $(it_job_field "$victim" JobState), not requeued"
 sacct -n -X -j "$victim" -o State -P | grep -q PREEMPTED || it_fail "sacct has no PREEMPTED record for $victim"
-it_info "bob's job $owner started after $ms ms; alice's job $victim preempted (sacct PREEMPTED), requeued: Restarts=1 PENDING"
+grep -qx NOTICE "$OUT/only-$victim.out" || it_fail "victim $victim got no checkpoint notice (SIGUSR1)"
+it_assert_eq RUNNING "$(it_job_field "$owner" JobState)" "state of the guaranteed job"
+it_info "bob's job $owner started after $ms ms; alice's job $victim got the notice, was preempted (sacct PREEMPTED), requeued: Restarts=1 PENDING"
 it_pass
