@@ -8,9 +8,21 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/decide.hpp"
+#include "plugins/job_submit/env_edit.hpp"
+
+// libslurm exports Slurm's allocator (declared only in internal headers): the same functions
+// slurmctld uses to free job_desc arrays.
+extern "C" {
+char *slurm_xstrdup(const char *str);
+void slurm_xfree(void **item);
+void *slurm_xrecalloc(void **item, size_t count, size_t size, bool clear, bool try_only, const char *file, int line,
+                      const char *func);
+size_t slurm_xsize(void *item);
+}
 
 using namespace idletime::jobsubmit;
 
@@ -120,6 +132,69 @@ START_TEST(test_settings_written) {
 }
 END_TEST
 
+struct JobEnvCase {
+    std::vector<const char *> spank_env;
+    const char *account, *tres_per_node;
+    std::vector<std::pair<std::string, std::string>> expect;
+};
+
+const JobEnvCase kJobEnv[] = {
+    // account team-a maps to team-a and team-h: the GPU spec chose, the job must be told which.
+    {{"IDLETIME_MODE=only"}, "team-a", "gres:gpu:a100:1", {{"IDLETIME_QUOTA", "team-a"}}},
+    {{"IDLETIME_MODE=acceptable"}, "team-a", "gres:gpu:h100:1", {{"IDLETIME_QUOTA", "team-h"}}},
+    {{"IDLETIME_MODE=only", "IDLETIME_QUOTA=team-h"}, "team-a", nullptr, {}},
+    {{"IDLETIME_QUOTA=team-c"}, "team-c", nullptr, {{"IDLETIME_MODE", "none"}}},
+    {{"SPANK_IDLETIME_MODE=only"}, "team-b", nullptr, {{"IDLETIME_QUOTA", "team-b"}}},
+};
+
+START_TEST(test_job_env) {
+    const JobEnvCase &c = kJobEnv[_i];
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    std::vector<char *> ptrs;
+    for (const char *e : c.spank_env) ptrs.push_back(const_cast<char *>(e));
+    desc.spank_job_env = ptrs.data();
+    desc.spank_job_env_size = static_cast<uint32_t>(ptrs.size());
+    desc.account = const_cast<char *>(c.account);
+    desc.tres_per_node = const_cast<char *>(c.tres_per_node);
+    Decision d = decide(g_cfg, view_of(&desc));
+    ck_assert_msg(d.action == Action::Apply, "case %d: %s", _i, d.message.c_str());
+    ck_assert_msg(d.job_env == c.expect, "case %d: %zu entries, first %s", _i, d.job_env.size(),
+                  d.job_env.empty() ? "-" : d.job_env[0].second.c_str());
+}
+END_TEST
+
+const Allocator kXalloc{slurm_xstrdup, slurm_xrecalloc, slurm_xfree};
+
+// Builds an array the way slurmctld's unpack does (xmalloc'd), edits it, frees it as Slurm does.
+START_TEST(test_env_set) {
+    uint32_t n = 0;
+    char **arr = nullptr;
+    ck_assert(env_set(kXalloc, &arr, &n, "IDLETIME_QUOTA", "team-a"));  // from empty
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(arr[0], "IDLETIME_QUOTA=team-a");
+    ck_assert_ptr_null(arr[1]);
+    ck_assert(env_set(kXalloc, &arr, &n, "IDLETIME_MODE", "only"));
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(arr[1], "IDLETIME_MODE=only");
+    ck_assert_int_ge(slurm_xsize(arr), 3 * sizeof(char *));  // Slurm's header still describes the array
+    ck_assert(env_set(kXalloc, &arr, &n, "IDLETIME_QUOTA", "team-h"));  // replaced, not added
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(arr[0], "IDLETIME_QUOTA=team-h");
+    char *spanked = slurm_xstrdup("SPANK_IDLETIME_X=1");
+    slurm_xfree(reinterpret_cast<void **>(&arr[1]));
+    arr[1] = spanked;
+    ck_assert(env_set(kXalloc, &arr, &n, "IDLETIME_X", "2", "SPANK_"));  // prefixed form replaced
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(arr[1], "IDLETIME_X=2");
+    ck_assert(env_set(kXalloc, &arr, &n, "IDLETIME_QUOTA_OTHER", "z"));  // prefix of a name is not it
+    ck_assert_int_eq(n, 3);
+    for (uint32_t i = 0; i < n; ++i) slurm_xfree(reinterpret_cast<void **>(&arr[i]));
+    slurm_xfree(reinterpret_cast<void **>(&arr));
+    ck_assert_ptr_null(arr);
+}
+END_TEST
+
 START_TEST(test_no_config) {
     job_desc_msg_t desc;
     std::memset(&desc, 0, sizeof(desc));
@@ -183,6 +258,8 @@ int main() {
     tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
     tcase_add_test(tc, test_settings_written);
     tcase_add_test(tc, test_no_config);
+    tcase_add_loop_test(tc, test_job_env, 0, sizeof(kJobEnv) / sizeof(kJobEnv[0]));
+    tcase_add_test(tc, test_env_set);
     tcase_add_test(tc, test_config_path);
     tcase_add_loop_test(tc, test_gpu_types, 0, sizeof(kGpu) / sizeof(kGpu[0]));
     suite_add_tcase(s, tc);

@@ -142,6 +142,8 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
         d.partitions = *sub.partition;
     }
     if (!sub.account && sub.account_hint) d.set_account = *sub.account_hint;
+    if (!sub.mode) d.job_env.emplace_back(IDLETIME_ENV_MODE, idletime_mode_name(req.mode));
+    if (!sub.quota) d.job_env.emplace_back(IDLETIME_ENV_QUOTA, d.quota);
     d.requeue = idletime_resolution_requeue(res.get()) != 0;
     add_notice(cfg, req.mode, d);
     d.summary = std::string("mode=") + idletime_mode_name(req.mode) + " quota=" + d.quota +

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "idletime/idletime.h"
@@ -36,6 +37,11 @@ struct Decision {
     uint16_t warn_signal = 0;    // signal number
     uint16_t warn_time = 0;      // seconds (the idle partitions' GraceTime)
     std::string quota, summary;  // for the log line
+    // Apply: NAME, value pairs the job must see that the submission did not carry (the resolved
+    // quota when --quota was not given; the mode when only the quota was): job_submit_idletime
+    // adds them to spank_job_env (prolog/epilog: SPANK_NAME) and, for batch jobs, to the job's
+    // environment as SLURM_SPANK_NAME (what spank/idletime reads in the job).
+    std::vector<std::pair<std::string, std::string>> job_env;
 };
 
 // cfg may be NULL (no valid config ever loaded): idletime jobs are rejected, others untouched.

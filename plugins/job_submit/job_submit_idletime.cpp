@@ -18,6 +18,7 @@
 
 #include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/decide.hpp"
+#include "plugins/job_submit/env_edit.hpp"
 #include "plugins/spank/idletime_env.h"
 
 extern "C" {
@@ -30,6 +31,8 @@ extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 // would corrupt its heap, so ours must come from Slurm's allocator.
 char *slurm_xstrdup(const char *str);
 void slurm_xfree(void **item);
+void *slurm_xrecalloc(void **item, size_t count, size_t size, bool clear, bool try_only, const char *file, int line,
+                      const char *func);
 extern slurm_conf_t slurm_conf;
 }
 
@@ -64,8 +67,22 @@ void replace(char **field, const std::string &value) {
     *field = slurm_xstrdup(value.c_str());
 }
 
+const Allocator kSlurmAlloc{slurm_xstrdup, slurm_xrecalloc, slurm_xfree};
+
+// spank_job_env holds NAME=value as sbatch sent it; a batch job's environment gets SLURM_SPANK_NAME
+// as sbatch itself would have set it (interactive jobs take their environment from the client).
+void add_job_env(const Decision &d, job_desc_msg_t *desc) {
+    for (const auto &[name, value] : d.job_env) {
+        bool ok = env_set(kSlurmAlloc, &desc->spank_job_env, &desc->spank_job_env_size, name, value, "SPANK_");
+        if (ok && desc->environment && desc->env_size)
+            ok = env_set(kSlurmAlloc, &desc->environment, &desc->env_size, "SLURM_SPANK_" + name, value);
+        if (!ok) slurm_error("idletime/job_submit: out of memory adding %s to the job", name.c_str());
+    }
+}
+
 void apply(const Decision &d, job_desc_msg_t *desc) {
     replace(&desc->partition, d.partitions);
+    add_job_env(d, desc);
     if (!d.set_account.empty()) replace(&desc->account, d.set_account);
     if (d.requeue) desc->requeue = 1;
     if (d.notice) {

@@ -14,7 +14,8 @@ EXTRA_DIST += plugins/job_submit/job_submit_idletime.map
 noinst_LTLIBRARIES += plugins/job_submit/libjobsubmitcore.la
 plugins_job_submit_libjobsubmitcore_la_SOURCES = \
 	plugins/job_submit/decide.cpp plugins/job_submit/decide.hpp \
-	plugins/job_submit/config_path.cpp plugins/job_submit/config_path.hpp
+	plugins/job_submit/config_path.cpp plugins/job_submit/config_path.hpp \
+	plugins/job_submit/env_edit.cpp plugins/job_submit/env_edit.hpp
 
 check_PROGRAMS += plugins/job_submit/check_job_submit
 TESTS += plugins/job_submit/check_job_submit
@@ -22,7 +23,7 @@ plugins_job_submit_check_job_submit_SOURCES = plugins/job_submit/check_job_submi
 plugins_job_submit_check_job_submit_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_EXAMPLE_CONFIG='"$(top_srcdir)/etc/idletime.json"'
 plugins_job_submit_check_job_submit_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 plugins_job_submit_check_job_submit_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la \
-	$(JSONC_LIBS) $(CHECK_LIBS)
+	$(JSONC_LIBS) $(CHECK_LIBS) $(SLURM_LIBS)
 
 # bench/submit: the plugin's own time per call (run by bench/submit/run.sh).
 noinst_PROGRAMS += bench/submit/bench_decide
