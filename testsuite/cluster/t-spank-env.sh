@@ -5,7 +5,9 @@
 #      after a requeue the same job sees RESTART_COUNT=1 and the same directory;
 #  (b) a `none` job with --quota: PREEMPTIBLE=0, PARTITION_KIND=quota, IDLETIME_QUOTA=team-a;
 #  (c) a job without idletime options: no IDLETIME_* variable at all;
-#  (d) a checkpoint directory planted by another user for the job id is refused (no CKPT_DIR).
+#  (d) a checkpoint directory planted by another user for the job id is refused (no CKPT_DIR);
+#  (e) no --quota, account team-a (quotas team-a and team-h): the quota job_submit resolved from
+#      the GPU spec reaches the job (a100 -> team-a, h100 -> team-h).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 it_begin
@@ -73,4 +75,16 @@ grep -q "refusing $ROOT/alice/$id: it exists owned by uid $(id -u bob)" "$IC_LOG
 	it_fail "no refusal logged for $ROOT/alice/$id"
 for i in 0 1 2 3 4; do rm -rf "${ROOT:?}/alice/$((next + i))"; done
 it_info "(d) job $id: directory planted by bob refused and logged, no IDLETIME_CKPT_DIR"
+it_cleanup_jobs || it_fail "jobs of (d) did not end"
+
+# ---- (e)
+for spec in a100:team-a h100:team-h; do
+	id=$(it_submit alice --idle-resources=only --gres=gpu:${spec%%:*}:1 -o "$OUT/env-e-%j.out" --wrap="$JOB") ||
+		it_fail "sbatch (e) ${spec%%:*}"
+	f=$OUT/env-e-$id.out
+	wait_out "$f" 0
+	it_assert_eq "${spec#*:}" "$(var "$f" IDLETIME_QUOTA)" "IDLETIME_QUOTA of a ${spec%%:*} job without --quota"
+	it_assert_eq only "$(var "$f" IDLETIME_MODE)" "IDLETIME_MODE (e)"
+	it_info "(e) job $id (${spec%%:*}, no --quota) in $(it_job_field "$id" Partition): IDLETIME_QUOTA=${spec#*:}"
+done
 it_pass
