@@ -15,7 +15,7 @@ rc=0
 	--window-start 12100000 --window-len 43200 --compress 240 --sample 0.8 --seed 1 --teams 2 \
 	--requeue-delay 10 || rc=$?
 mkdir -p "$DOC"
-for f in report.md summary.csv mapping.md quotas.csv jobs.csv alloc.png alloc.svg waits.png waits.svg lost.png lost.svg; do
+for f in report.md summary.csv mapping.md quotas.csv jobs.csv alloc.png alloc.svg waits.png waits.svg lost.png lost.svg quota-A.png quota-B.png quota-C.png; do
 	[ ! -f "$OUT/$f" ] || cp "$OUT/$f" "$DOC/"
 done
 for c in A B C; do

@@ -1,9 +1,11 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
@@ -161,6 +163,9 @@ void write_report_md(const std::string &path, const std::vector<ConfigResult> &r
     results_table(o, rs);
     o << "\n![GPU allocation over time](alloc.png)\n\n![Guaranteed-job and owner wait](waits.png)\n\n"
          "![Work lost to preemption](lost.png)\n\n";
+    for (const auto &r : rs)
+        o << "![Guaranteed use per quota, " << r.letter << "](quota-" << r.letter << ".png)\n";
+    o << "\n";
     o << "## Invariants\n\n";
     for (const auto &r : rs) {
         o << "- " << r.letter << ": ";
@@ -226,6 +231,29 @@ void lost_script(std::ostream &o, const char *term, const char *out)
       << "plot 'summary.csv' every ::1 using 25:xtic(1) title 'GPU-s of work lost'\n";
 }
 
+// Guaranteed GPUs of each quota as polled (samples.csv) against its quota, one file per config.
+void quota_script(std::ostream &o, const ConfigResult &r, const char *term, const std::string &out)
+{
+    o << "set terminal " << term << "\nset output '" << out << "'\n"
+      << "set datafile separator ','\nset key outside right\nset grid\n"
+      << "set xlabel 'replay time (s)'\nset ylabel 'guaranteed GPUs in use'\n";
+    int col = 2 + int(r.log.pool_capacity.size()), k = 0, top = 1;
+    std::map<std::string, int> quota;
+    for (const auto &q : r.log.quotas) {
+        quota[q.name] = q.gpus;
+        top = std::max(top, q.gpus + 1);
+    }
+    o << "set yrange [0:" << top << "]\n"
+      << "set title 'Configuration " << r.letter << ": guaranteed use per quota (lines) and quota (dashed)'\nplot ";
+    for (const auto &[name, gpus] : quota) {  // samples.csv lists quotas in name order too
+        o << (k ? ", " : "") << "'" << r.letter << "/samples.csv' every ::1 using 1:" << col + k
+          << " with steps lw 2 lc " << k + 1 << " title '" << name << "', " << gpus << " with lines dt 2 lc "
+          << k + 1 << " notitle";
+        k++;
+    }
+    o << "\n";
+}
+
 }  // namespace
 
 bool write_plots(const std::string &dir, const std::vector<ConfigResult> &rs)
@@ -251,6 +279,16 @@ bool write_plots(const std::string &dir, const std::vector<ConfigResult> &rs)
             lost_script(r, term, (std::string("lost.") + ext).c_str());
         }
         ok = run_gnuplot(dir, l) && ok;
+        for (const auto &r : rs) {
+            std::string qs = std::string("quota-") + r.letter + "-" + ext + ".gp";
+            {
+                std::ofstream q;
+                open_or_throw(q, dir + "/" + qs);
+                q << "cd '" << dir << "'\n";
+                quota_script(q, r, term, std::string("quota-") + r.letter + "." + ext);
+            }
+            ok = run_gnuplot(dir, qs) && ok;
+        }
         ok = run_gnuplot(dir, a) && ok;
         ok = run_gnuplot(dir, w) && ok;
     }
