@@ -19,3 +19,4 @@ TESTS += testsuite/replay/t-map.sh
 dist_noinst_SCRIPTS += testsuite/replay/t-map.sh
 dist_noinst_SCRIPTS += bench/replay/openb.sh
 EXTRA_DIST += doc/replay/README.md
+dist_man_MANS += doc/replay/idletime-replay.1
