@@ -165,6 +165,7 @@ const char *verdict_str(Verdict v) {
     case Verdict::Retryable: return "retryable";
     case Verdict::Permanent: return "permanent";
     case Verdict::Preempted: return "preempted";
+    case Verdict::NodeFailure: return "node-failure";
     }
     return "?";
 }
@@ -239,8 +240,10 @@ Classification classify(const FtSettings &s, const Matcher &m, const ExitInfo &e
     if (e.cancelled) return make(Verdict::Permanent, "cancel", "cancelled");
     if (e.preempted) return make(Verdict::Preempted, "preempt", "preempted");
     if (e.timeout) return make(Verdict::Permanent, "timeout", "time limit reached");
+    // Before the exit code and the policy: the run's status says nothing about the job then.
+    if (e.node_fail) return make(Verdict::NodeFailure, "node", "node failure");
     const int code = e.signal > 0 ? 128 + (e.signal & 0x7f) : e.exit_code;
-    if (code == 0 && !e.hung && !e.node_fail) return make(Verdict::Success, "ok", "completed");
+    if (code == 0 && !e.hung) return make(Verdict::Success, "ok", "completed");
     std::string status = e.signal > 0 ? "killed by signal " + std::to_string(e.signal) +
                                             " (" + signal_name(e.signal) + ")"
                                       : status_text(code);
@@ -251,7 +254,6 @@ Classification classify(const FtSettings &s, const Matcher &m, const ExitInfo &e
     if (e.hung)
         return make(Verdict::Retryable, "hung",
                     "hung: no output or heartbeat for " + std::to_string(e.silent_s) + " s");
-    if (e.node_fail) return make(Verdict::Retryable, "node", "node failure");
     if (s.policy == FtPolicy::ExitCodeAndErrorMsg) {
         if (auto c = by_output(s, m, status, e)) return *c;
     }

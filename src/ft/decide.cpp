@@ -38,6 +38,20 @@ static Decision preempted(const FtSettings &s, const Counters &c) {
     return d;
 }
 
+static Decision node_failed(const Counters &c) {
+    Decision d;
+    d.after = c;
+    d.after.node_failures++;
+    if (d.after.node_failures > kMaxNodeFailures) {
+        d.action = Action::Fail;
+        d.reason = "max node failures exceeded (" + std::to_string(kMaxNodeFailures) + ")";
+        return d;
+    }
+    d.action = Action::Restart;
+    d.reason = "node failure " + std::to_string(d.after.node_failures) + ", restarting elsewhere";
+    return d;
+}
+
 Decision decide(const FtSettings &s, const Counters &c, const Classification &cl) {
     Decision d;
     d.after = c;
@@ -48,6 +62,8 @@ Decision decide(const FtSettings &s, const Counters &c, const Classification &cl
         return d;
     case Verdict::Preempted:
         return preempted(s, c);
+    case Verdict::NodeFailure:
+        return node_failed(c);
     case Verdict::Permanent:
         d.action = Action::Fail;
         d.reason = "permanent failure: " + cl.reason;

@@ -34,7 +34,8 @@ bool apply_overrides(FtSettings &s, const std::map<std::string, std::string> &kv
 std::string signal_name(int signo);
 
 // ---- Exit classification ----
-enum class Verdict { Success, Retryable, Permanent, Preempted };
+// NodeFailure: a node of the job failed; retried like a preemption (never the job's fault).
+enum class Verdict { Success, Retryable, Permanent, Preempted, NodeFailure };
 const char *verdict_str(Verdict v);
 
 struct ExitInfo {
@@ -79,7 +80,10 @@ Classification classify(const FtSettings &s, const Matcher &m, const ExitInfo &e
 struct Counters {
     uint32_t preemptions = 0;
     uint32_t failures = 0;  // failure restarts done (the budget max_restarts limits)
+    uint32_t node_failures = 0;  // restarts after node failures (capped by kMaxNodeFailures)
 };
+// A job that loses this many nodes is probably what breaks them: it fails then.
+constexpr uint32_t kMaxNodeFailures = 10;
 
 enum class Action { Complete, Restart, Fail };
 const char *action_str(Action a);

@@ -15,6 +15,10 @@ const char *op_str(Op o) {
     return "?";
 }
 
+uint32_t ended_run(const JobSnapshot &j) {
+    return j.requeued && j.restart_cnt > 0 ? j.restart_cnt - 1 : j.restart_cnt;
+}
+
 namespace {
 
 // The agent's report for this very run, if the Comment holds one.
@@ -25,9 +29,9 @@ bool take_report(const JobSnapshot &j, AgentReport &rep, std::vector<std::string
         notes.push_back("agent report ignored: " + err);
         return false;
     }
-    if (rep.run != j.restart_cnt) {
+    if (rep.run != ended_run(j)) {
         notes.push_back("agent report of run " + std::to_string(rep.run) + " ignored (this is run " +
-                        std::to_string(j.restart_cnt) + ")");
+                        std::to_string(ended_run(j)) + ")");
         return false;
     }
     return true;
@@ -44,7 +48,10 @@ ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
     e.preempted = was_preempted(j);
     e.cancelled = j.end == JobEnd::Cancelled;
     e.timeout = j.end == JobEnd::Timeout;
-    e.node_fail = j.end == JobEnd::NodeFail;
+    // Slurm requeues a batch job whose node failed before the hook sees it (state PENDING):
+    // then a node of the run being down is the sign.
+    e.node_fail = !e.preempted && (j.end == JobEnd::NodeFail ||
+                                   (j.requeued && !j.failed_nodes.empty()));
     if (WIFSIGNALED(j.wait_status)) e.signal = WTERMSIG(j.wait_status);
     else e.exit_code = WEXITSTATUS(j.wait_status);
     if (rep) {
@@ -53,6 +60,17 @@ ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
         e.output_lines = rep->lines;
     }
     return e;
+}
+
+std::vector<std::string> to_exclude(const JobSnapshot &j) {
+    std::vector<std::string> out;
+    for (const auto &n : j.failed_nodes) {
+        bool required = false, ran = j.nodes.empty();
+        for (const auto &r : j.required_nodes) required = required || r == n;
+        for (const auto &r : j.nodes) ran = ran || r == n;
+        if (!required && ran) out.push_back(n);
+    }
+    return out;
 }
 
 void settle(Plan &p, const JobSnapshot &j, int64_t now) {
@@ -111,9 +129,11 @@ Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
         p.cause = classify(s, m, e);
     p.decision = decide(s, c, p.cause);
     if (p.cause.kind == "requeue") p.decision.reason = p.cause.reason;
-    state_record(st, j.restart_cnt, key, p.cause, p.decision, now);
+    state_record(st, ended_run(j), key, p.cause, p.decision, now);
     p.new_state = st;
     settle(p, j, now);
+    if (p.cause.verdict == Verdict::NodeFailure && p.decision.action == Action::Restart)
+        p.exclude_nodes = to_exclude(j);
     return p;
 }
 

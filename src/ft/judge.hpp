@@ -11,7 +11,9 @@ enum class JobEnd { Completed, Failed, Cancelled, Timeout, NodeFail, Preempted, 
 
 struct JobSnapshot {
     uint32_t job_id = 0;
-    uint32_t restart_cnt = 0;   // Slurm's restart count (== SLURM_RESTART_COUNT of the run)
+    // Slurm's restart count now. When Slurm requeued the job itself (requeued), it has already
+    // counted the new run: the run that ended is restart_cnt - 1.
+    uint32_t restart_cnt = 0;
     JobEnd end = JobEnd::Other;
     bool requeued = false;      // Slurm already put the job back to PENDING
     int wait_status = 0;        // job_info_t.exit_code: a wait(2) status
@@ -20,7 +22,13 @@ struct JobSnapshot {
     std::string admin_comment;  // durable state (kStatePrefix...) or empty
     std::string comment;        // agent report (kReportPrefix...) or anything the user wrote
     std::map<std::string, std::string> env_overrides;  // per-job settings from SPANK options
+    // Node names (expanded) of the run, of those that are down/failing/drained now, and of
+    // the job's required node list (-w), which Slurm will not let us exclude.
+    std::vector<std::string> nodes, failed_nodes, required_nodes;
 };
+
+// Restart count of the run that ended (see restart_cnt).
+uint32_t ended_run(const JobSnapshot &j);
 
 enum class Op {
     Nothing,     // run already judged (hook ran twice) or nothing to store
@@ -37,6 +45,9 @@ struct Plan {
     Classification cause;
     Decision decision;
     std::vector<std::string> notes;  // log lines (ignored report, bad overrides, bad state)
+    // Nodes to add to the job's excluded nodes before its next run (node failures only):
+    // failed nodes of the run that are not in its required node list.
+    std::vector<std::string> exclude_nodes;
 };
 
 // site: validated site settings. now: current time (epoch seconds).

@@ -132,6 +132,7 @@ std::string state_serialize(const JobState &st) {
     put_int(o, "v", 1);
     put_int(o, "p", st.counters.preemptions);
     put_int(o, "f", st.counters.failures);
+    if (st.counters.node_failures) put_int(o, "n", st.counters.node_failures);
     put_int(o, "j", st.judged_start);
     if (!st.pending.empty()) put_str(o, "q", st.pending);
     if (st.begin_at) put_int(o, "b", st.begin_at);
@@ -159,6 +160,7 @@ bool state_parse(const std::string &text, JobState &out, std::string &err) {
     JobState st;
     bool ok = o && get_u32(o.get(), "p", st.counters.preemptions, err) &&
               get_u32(o.get(), "f", st.counters.failures, err) &&
+              get_u32(o.get(), "n", st.counters.node_failures, err) &&
               get_i64(o.get(), "j", st.judged_start, err) && get_str(o.get(), "q", st.pending, err) &&
               get_i64(o.get(), "b", st.begin_at, err) &&
               get_str(o.get(), "x", st.final_reason, err) && parse_history(o.get(), st, err);

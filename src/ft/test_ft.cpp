@@ -58,7 +58,9 @@ const ClassRow class_rows[] = {
     {E, flag(&ExitInfo::preempted, 0), Verdict::Preempted, "preempted"},
     {E, flag(&ExitInfo::cancelled, 143), Verdict::Permanent, "cancelled"},
     {E, flag(&ExitInfo::timeout, 143), Verdict::Permanent, "time limit reached"},
-    {E, flag(&ExitInfo::node_fail), Verdict::Retryable, "node failure"},
+    {E, flag(&ExitInfo::node_fail), Verdict::NodeFailure, "node failure"},
+    {N, flag(&ExitInfo::node_fail, 0), Verdict::NodeFailure, "node failure"},  // any policy
+    {E, flag(&ExitInfo::node_fail, 1), Verdict::NodeFailure, "node failure"},  // any exit
     {E, flag(&ExitInfo::hung, 124), Verdict::Retryable, "hung: no output or heartbeat for 0 s"},
     {N, flag(&ExitInfo::hung, 124), Verdict::Permanent, "exit code 124, restart policy none"},
     // error messages: only under exit-code-and-error-msg
@@ -110,6 +112,13 @@ const DecRow dec_rows[] = {
     {1, 2, {1, 0}, Verdict::Preempted, Action::Restart, 2, 0, 0, "preempted (preemption 2)"},
     // failure after many preemptions still has its full budget
     {1, 0, {5, 0}, Verdict::Retryable, Action::Restart, 5, 1, 10, "restart 1/1 after 10 s: C"},
+    // node failures: own counter, no backoff, capped at kMaxNodeFailures
+    {0, 0, {0, 0, 0}, Verdict::NodeFailure, Action::Restart, 0, 0, 0,
+     "node failure 1, restarting elsewhere"},
+    {1, 0, {0, 1, 9}, Verdict::NodeFailure, Action::Restart, 0, 1, 0,
+     "node failure 10, restarting elsewhere"},
+    {3, 0, {0, 0, 10}, Verdict::NodeFailure, Action::Fail, 0, 0, 0,
+     "max node failures exceeded (10)"},
 };
 
 START_TEST(t_decide) {

@@ -10,7 +10,7 @@ namespace {
 
 constexpr int64_t kNow = 1700000000, kStart = 1699999000;
 
-JobSnapshot failed(int code) {
+JobSnapshot failed_job(int code) {
     JobSnapshot j;
     j.job_id = 7;
     j.end = JobEnd::Failed;
@@ -46,68 +46,101 @@ struct Row {
     uint32_t p, f;
     const char *reason_start;  // decision reason prefix
     int notes;                 // expected number of notes
+    uint32_t n = 0;            // node failures after
+    const char *exclude = "";  // expected exclude_nodes, comma separated
 };
 
+// A run on a100-1,a100-2 that Slurm requeued (restart count already 3 -> the run was 2).
+JobSnapshot node_requeued(std::vector<std::string> failed) {
+    JobSnapshot j = failed_job(0);
+    j.requeued = true;
+    j.end = JobEnd::Requeued;
+    j.restart_cnt = 3;
+    j.nodes = {"a100-1", "a100-2"};
+    j.failed_nodes = std::move(failed);
+    return j;
+}
+
 const Row rows[] = {
-    {"retryable", [] { return failed(137); }, Op::Requeue, 0, 1, "restart 1/3 after 10 s: exit code 137", 0},
-    {"permanent", [] { return failed(1); }, Op::Record, 0, 0, "permanent failure: exit code 1", 0},
-    {"limit", [] { auto j = failed(137); j.admin_comment = state_with(0, 3); return j; },
+    {"retryable", [] { return failed_job(137); }, Op::Requeue, 0, 1, "restart 1/3 after 10 s: exit code 137", 0},
+    {"permanent", [] { return failed_job(1); }, Op::Record, 0, 0, "permanent failure: exit code 1", 0},
+    {"limit", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 3); return j; },
      Op::Record, 0, 3, "max restarts exceeded (last cause: exit code 137 (SIGKILL))", 0},
-    {"signal", [] { auto j = failed(0); j.wait_status = 9; return j; }, Op::Requeue, 0, 1,
+    {"signal", [] { auto j = failed_job(0); j.wait_status = 9; return j; }, Op::Requeue, 0, 1,
      "restart 1/3 after 10 s: killed by signal 9 (SIGKILL)", 0},
-    {"preempted", [] { auto j = failed(143); j.end = JobEnd::Requeued; j.requeued = true;
+    {"preempted", [] { auto j = failed_job(143); j.end = JobEnd::Requeued; j.requeued = true;
                        j.preempt_time = kStart + 5; j.admin_comment = state_with(4, 1); return j; },
      Op::Record, 5, 1, "preempted (preemption 5)", 0},
-    {"preempted-not-requeued", [] { auto j = failed(143); j.preempt_time = kStart + 5; return j; },
+    {"preempted-not-requeued", [] { auto j = failed_job(143); j.preempt_time = kStart + 5; return j; },
      Op::Requeue, 1, 0, "preempted (preemption 1)", 0},
-    {"old-preempt-time", [] { auto j = failed(1); j.preempt_time = kStart - 100; return j; },
+    {"old-preempt-time", [] { auto j = failed_job(1); j.preempt_time = kStart - 100; return j; },
      Op::Record, 0, 0, "permanent failure", 0},
-    {"max-preemptions", [] { auto j = failed(143); j.requeued = true; j.preempt_time = kStart + 1;
+    {"max-preemptions", [] { auto j = failed_job(143); j.requeued = true; j.preempt_time = kStart + 1;
                              j.env_overrides = {{"max_preemptions", "1"}};
                              j.admin_comment = state_with(1, 0); return j; },
      Op::Cancel, 2, 0, "max preemptions exceeded (1)", 0},
-    {"done-in-grace", [] { auto j = failed(0); j.end = JobEnd::Completed; j.preempt_time = kStart + 1;
+    {"done-in-grace", [] { auto j = failed_job(0); j.end = JobEnd::Completed; j.preempt_time = kStart + 1;
                            return j; }, Op::Record, 0, 0, "completed", 0},
-    {"twice", [] { auto j = failed(137); j.admin_comment = state_with(0, 1, kStart); return j; },
+    {"twice", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 1, kStart); return j; },
      Op::Nothing, 0, 0, "", 1},
-    {"hung", [] { auto j = failed(124); j.comment = report(0, true, {}); return j; },
+    {"hung", [] { auto j = failed_job(124); j.comment = report(0, true, {}); return j; },
      Op::Requeue, 0, 1, "restart 1/3 after 10 s: hung: no output or heartbeat for 31 s", 0},
-    {"stale-report", [] { auto j = failed(124); j.restart_cnt = 2; j.comment = report(1, true, {});
+    {"stale-report", [] { auto j = failed_job(124); j.restart_cnt = 2; j.comment = report(1, true, {});
                           return j; }, Op::Record, 0, 0, "permanent failure: exit code 124", 1},
-    {"msg-policy", [] { auto j = failed(1); j.env_overrides = {{"ft_policy", "exit-code-and-error-msg"}};
+    {"msg-policy", [] { auto j = failed_job(1); j.env_overrides = {{"ft_policy", "exit-code-and-error-msg"}};
                         j.comment = report(0, false, {"NCCL error: unhandled system error"}); return j; },
      Op::Requeue, 0, 1, "restart 1/3 after 10 s: exit code 1, output matched retryable", 0},
-    {"msg-exit-code", [] { auto j = failed(1); j.comment = report(0, false, {"NCCL error"}); return j; },
+    {"msg-exit-code", [] { auto j = failed_job(1); j.comment = report(0, false, {"NCCL error"}); return j; },
      Op::Record, 0, 0, "permanent failure: exit code 1", 0},
-    {"garbage-state", [] { auto j = failed(137); j.admin_comment = "{{{"; return j; },
+    {"garbage-state", [] { auto j = failed_job(137); j.admin_comment = "{{{"; return j; },
      Op::Requeue, 0, 1, "restart 1/3", 1},
-    {"env-limit", [] { auto j = failed(137); j.env_overrides = {{"max_restarts", "1"}};
+    {"env-limit", [] { auto j = failed_job(137); j.env_overrides = {{"max_restarts", "1"}};
                        j.admin_comment = state_with(0, 1); return j; },
      Op::Record, 0, 1, "max restarts exceeded", 0},
-    {"bad-env", [] { auto j = failed(137); j.env_overrides = {{"max_restarts", "-1"}}; return j; },
+    {"bad-env", [] { auto j = failed_job(137); j.env_overrides = {{"max_restarts", "-1"}}; return j; },
      Op::Requeue, 0, 1, "restart 1/3", 1},
-    {"async-restarts", [] { auto j = failed(137); j.comment = report(0, false, {}, 2); return j; },
+    {"async-restarts", [] { auto j = failed_job(137); j.comment = report(0, false, {}, 2); return j; },
      Op::Requeue, 0, 3, "restart 3/3 after 40 s", 0},
-    {"async-spent", [] { auto j = failed(137); j.comment = report(0, false, {}, 3); return j; },
+    {"async-spent", [] { auto j = failed_job(137); j.comment = report(0, false, {}, 3); return j; },
      Op::Record, 0, 3, "max restarts exceeded", 0},
-    {"report-overrides", [] { auto j = failed(137);
+    {"report-overrides", [] { auto j = failed_job(137);
                               j.comment = report(0, false, {}, 0, {{"max_restarts", "0"}}); return j; },
      Op::Record, 0, 0, "max restarts exceeded", 0},
-    {"oom", [] { auto j = failed(0); j.end = JobEnd::OutOfMemory; j.wait_status = 9; return j; },
+    {"oom", [] { auto j = failed_job(0); j.end = JobEnd::OutOfMemory; j.wait_status = 9; return j; },
      Op::Record, 0, 0, "permanent failure: out of memory", 0},
-    {"cancelled", [] { auto j = failed(0); j.end = JobEnd::Cancelled; j.wait_status = 15; return j; },
+    {"cancelled", [] { auto j = failed_job(0); j.end = JobEnd::Cancelled; j.wait_status = 15; return j; },
      Op::Record, 0, 0, "permanent failure: cancelled", 0},
-    {"timeout", [] { auto j = failed(0); j.end = JobEnd::Timeout; return j; },
+    {"timeout", [] { auto j = failed_job(0); j.end = JobEnd::Timeout; return j; },
      Op::Record, 0, 0, "permanent failure: time limit reached", 0},
-    {"user-requeue", [] { auto j = failed(0); j.end = JobEnd::Requeued; j.requeued = true;
+    {"user-requeue", [] { auto j = failed_job(0); j.end = JobEnd::Requeued; j.requeued = true;
                           j.admin_comment = state_with(1, 1); return j; },
      Op::Record, 1, 1, "requeued by its owner", 0},
-    {"node-fail", [] { auto j = failed(0); j.end = JobEnd::NodeFail; j.requeued = true; return j; },
-     Op::Record, 0, 1, "restart 1/3 after 10 s: node failure", 0},
-    {"user-comment", [] { auto j = failed(137); j.comment = "my notes"; return j; },
+    // Node failures: never the failure budget, failed nodes excluded unless required (-w).
+    {"node-fail", [] { auto j = failed_job(0); j.end = JobEnd::NodeFail; j.requeued = true; return j; },
+     Op::Record, 0, 0, "node failure 1, restarting elsewhere", 0, 1},
+    {"node-fail-not-requeued", [] { auto j = failed_job(143); j.end = JobEnd::NodeFail;
+                                    j.nodes = {"a100-1"}; j.failed_nodes = {"a100-1"};
+                                    j.admin_comment = state_with(0, 3); return j; },
+     Op::Requeue, 0, 3, "node failure 1, restarting elsewhere", 0, 1, "a100-1"},
+    {"node-requeued", [] { return node_requeued({"a100-2"}); }, Op::Record, 0, 0,
+     "node failure 1, restarting elsewhere", 0, 1, "a100-2"},
+    {"node-required", [] { auto j = node_requeued({"a100-1", "a100-2"}); j.required_nodes = {"a100-1"};
+                           return j; }, Op::Record, 0, 0, "node failure 1", 0, 1, "a100-2"},
+    {"node-other", [] { return node_requeued({"h100-9"}); }, Op::Record, 0, 0, "node failure 1", 0, 1, ""},
+    {"node-report", [] { auto j = node_requeued({"a100-1"}); j.comment = report(2, false, {}, 1); return j; },
+     Op::Record, 0, 1, "node failure 1", 0, 1, "a100-1"},
+    {"node-cap", [] { auto j = node_requeued({"a100-1"});
+                      JobState st; st.counters.node_failures = kMaxNodeFailures;
+                      j.admin_comment = state_serialize(st); return j; },
+     Op::Cancel, 0, 0, "max node failures exceeded (10)", 0, kMaxNodeFailures + 1},
+    {"node-up-owner-requeue", [] { return node_requeued({}); }, Op::Record, 0, 0, "requeued by its owner", 0},
+    {"preempt-requeued-report", [] { auto j = node_requeued({}); j.preempt_time = kStart + 3;
+                                     j.comment = report(2, false, {}, 1); return j; },
+     Op::Record, 1, 1, "preempted (preemption 1)", 0},
+    {"user-comment", [] { auto j = failed_job(137); j.comment = "my notes"; return j; },
      Op::Requeue, 0, 1, "restart 1/3", 0},
-    {"running", [] { auto j = failed(0); j.end = JobEnd::Other; return j; }, Op::Nothing, 0, 0, "", 1},
-    {"success", [] { auto j = failed(0); j.end = JobEnd::Completed; return j; },
+    {"running", [] { auto j = failed_job(0); j.end = JobEnd::Other; return j; }, Op::Nothing, 0, 0, "", 1},
+    {"success", [] { auto j = failed_job(0); j.end = JobEnd::Completed; return j; },
      Op::Record, 0, 0, "completed", 0},
 };
 
@@ -123,6 +156,10 @@ START_TEST(t_judge) {
                   p.decision.reason.c_str());
     ck_assert_uint_eq(p.new_state.counters.preemptions, r.p);
     ck_assert_uint_eq(p.new_state.counters.failures, r.f);
+    ck_assert_uint_eq(p.new_state.counters.node_failures, r.n);
+    std::string excl;
+    for (const auto &n : p.exclude_nodes) excl += (excl.empty() ? "" : ",") + n;
+    ck_assert_msg(excl == r.exclude, "%s: exclude '%s'", r.name, excl.c_str());
     ck_assert_int_eq(p.new_state.judged_start, kStart);
     if (p.op == Op::Requeue) {
         ck_assert_int_eq(p.begin_at, kNow + p.decision.delay_s);
@@ -133,6 +170,9 @@ START_TEST(t_judge) {
     std::string err;
     ck_assert(state_parse(state_serialize(p.new_state), back, err));
     ck_assert_uint_eq(back.counters.failures, r.f);
+    ck_assert_uint_eq(back.counters.node_failures, r.n);
+    if (!p.new_state.history.empty())
+        ck_assert_uint_eq(p.new_state.history.back().run, ended_run(r.make()));
 }
 END_TEST
 

@@ -49,6 +49,8 @@ struct Options {
     uint32_t job_id = 0;
     bool foreground = false;
     int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
+    int snapshot_s = 5;  // foreground: how long to try to load the job before detaching
+    int accounting_s = 20;  // the job's end record reaches slurmdbd within seconds
 };
 
 bool parse_u32(const char *s, uint32_t &out) {
@@ -101,18 +103,46 @@ std::map<std::string, std::string> env_overrides() {
     return kv;
 }
 
-// Retries op until it succeeds or the deadline passes (slurmctld may be restarting).
+// Retries op until it succeeds, fails for a reason a retry cannot fix, or the deadline passes
+// (slurmctld may be restarting). Logs at most twice: first failure, giving up.
 template <class F> bool retry(const char *what, uint32_t id, int wait_s, F op) {
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
     std::string err;
-    for (int n = 0;; n++) {
+    int n = 0;
+    for (;; n++) {
+        slurmjob::clear_error();
         if (op(err)) return true;
-        if (std::chrono::steady_clock::now() >= until) break;
-        if (n == 0) logf("job %u: %s failed (%s), retrying", id, what, err.c_str());
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (slurmjob::last_error_final() || std::chrono::steady_clock::now() >= until) break;
+        if (n == 0) logf("job %u: %s failed (%s), retrying for up to %d s", id, what, err.c_str(),
+                         wait_s);
+        std::this_thread::sleep_for(std::chrono::milliseconds(n < 10 ? 200 : 1000));
     }
-    logf("job %u: %s failed for good: %s", id, what, err.c_str());
+    logf("job %u: %s failed for good after %d attempts: %s", id, what, n + 1, err.c_str());
     return false;
+}
+
+// The job and the state of its nodes, read while the epilog still runs: slurmctld keeps the
+// job COMPLETING until then, so start_time, preempt_time and nodes are those of the run that
+// ended (a Slurm requeue clears them once the job is no longer completing).
+bool snapshot(uint32_t id, int wait_s, slurmjob::Job &job) {
+    if (!retry("job load", id, wait_s,
+               [&](std::string &err) { return slurmjob::load(id, job, err); }))
+        return false;
+    std::string err;
+    if (!slurmjob::failed_nodes(job.snap.nodes, job.snap.failed_nodes, err))
+        logf("job %u: node states unknown (%s): no node failure detection", id, err.c_str());
+    return true;
+}
+
+void exclude(uint32_t id, const slurmjob::Job &job, const std::vector<std::string> &nodes,
+             int wait_s) {
+    if (nodes.empty()) return;
+    std::string list;
+    for (const auto &n : nodes) list += (list.empty() ? "" : ",") + n;
+    if (retry("exclude nodes", id, wait_s, [&](std::string &err) {
+            return slurmjob::exclude_nodes(id, job.exc_nodes, nodes, err);
+        }))
+        logf("job %u: excluded failed node(s) %s from its next run", id, list.c_str());
 }
 
 bool store(uint32_t id, const ft::JobState &st, int wait_s) {
@@ -131,7 +161,7 @@ bool store_accounting(uint32_t id, const ft::JobState &st, int wait_s) {
 
 // A finished job accepts no update: requeue first (once it has left COMPLETING, slurmctld
 // refuses it before), then set the begin time and store the counters.
-bool do_requeue(uint32_t id, const ft::JobState &planned, int64_t begin_at, int wait_s) {
+bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wait_s) {
     bool ok = retry("requeue", id, wait_s, [&](std::string &err) {
         slurmjob::Job j;
         if (!slurmjob::load(id, j, err)) return false;
@@ -143,37 +173,35 @@ bool do_requeue(uint32_t id, const ft::JobState &planned, int64_t begin_at, int 
         return slurmjob::requeue(id, err);
     });
     if (!ok) return false;
-    const time_t begin = std::max<time_t>(begin_at, time(nullptr));
+    const time_t begin = std::max<time_t>(p.begin_at, time(nullptr));
     retry("begin time update", id, wait_s, [&](std::string &err) {
         return slurmjob::set_begin_time(id, begin, err);
     });
-    ft::JobState st = planned;
+    exclude(id, job, p.exclude_nodes, wait_s);
+    ft::JobState st = p.new_state;
     st.pending.clear();
     return store(id, st, wait_s);
 }
 
-int run(const Options &o) {
-    slurmjob::Job job;
-    if (!retry("job load", o.job_id, o.wait_s,
-               [&](std::string &err) { return slurmjob::load(o.job_id, job, err); }))
-        return 1;
+int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     const FtSettings site = site_settings(o.config);
     ft::Plan p = ft::judge(site, job.snap, time(nullptr));
     for (const auto &n : p.notes) logf("job %u: %s", o.job_id, n.c_str());
     if (p.op == ft::Op::Nothing) return 0;
-    logf("job %u run %u: %s -> %s (%s); preemptions=%u failures=%u", o.job_id,
-         job.snap.restart_cnt, p.cause.reason.c_str(), ft::op_str(p.op),
+    logf("job %u run %u: %s -> %s (%s); preemptions=%u failures=%u node_failures=%u", o.job_id,
+         ft::ended_run(job.snap), p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
-         p.new_state.counters.failures);
+         p.new_state.counters.failures, p.new_state.counters.node_failures);
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:
-        ok = do_requeue(o.job_id, p.new_state, p.begin_at, o.wait_s);
+        ok = do_requeue(o.job_id, p, job, o.wait_s);
         break;
     case ft::Op::Record:
+        if (job.snap.requeued) exclude(o.job_id, job, p.exclude_nodes, o.wait_s);
         ok = job.snap.requeued ? store(o.job_id, p.new_state, o.wait_s)
-                               : store_accounting(o.job_id, p.new_state, o.wait_s);
+                               : store_accounting(o.job_id, p.new_state, o.accounting_s);
         break;
     case ft::Op::Cancel:
         ok = store(o.job_id, p.new_state, o.wait_s) &&
@@ -248,9 +276,12 @@ int main(int argc, char **argv) {
     }
     if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
     if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
-    if (!o.foreground) detach();
     try {
-        return run(o);
+        slurmjob::Job job;
+        const bool have = snapshot(o.job_id, o.snapshot_s, job);
+        if (!o.foreground) detach();
+        if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
+        return run(o, job);
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());
         return 1;

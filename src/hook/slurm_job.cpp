@@ -6,11 +6,30 @@
 #include <slurm/slurmdb.h>
 
 #include <csignal>
+#include <cstdlib>
 
 namespace idletime::slurmjob {
 namespace {
 
-std::string slurm_err() { return slurm_strerror(slurm_get_errno()); }
+thread_local int g_errno = 0;
+
+std::string slurm_err() {
+    g_errno = slurm_get_errno();
+    return slurm_strerror(g_errno);
+}
+
+std::vector<std::string> expand(const char *hosts) {
+    std::vector<std::string> out;
+    if (!hosts || !*hosts) return out;
+    hostlist_t hl = slurm_hostlist_create(hosts);
+    if (!hl) return out;
+    while (char *h = slurm_hostlist_shift(hl)) {
+        out.emplace_back(h);
+        free(h);
+    }
+    slurm_hostlist_destroy(hl);
+    return out;
+}
 
 ft::JobEnd end_of(uint32_t state) {
     switch (state & JOB_STATE_BASE) {
@@ -55,6 +74,7 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     out.nodes = j.nodes ? j.nodes : "";
     out.begin_time = j.start_time;  // for a pending job: expected start
     out.user_id = j.user_id;
+    out.exc_nodes = j.exc_nodes ? j.exc_nodes : "";
     ft::JobSnapshot &s = out.snap;
     s.job_id = j.job_id;
     s.restart_cnt = j.restart_cnt;
@@ -65,8 +85,74 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     s.preempt_time = j.preempt_time;
     s.admin_comment = j.admin_comment ? j.admin_comment : "";
     s.comment = j.comment ? j.comment : "";
+    s.nodes = expand(j.nodes);
+    s.required_nodes = expand(j.req_nodes);
     slurm_free_job_info_msg(msg);
     return true;
+}
+
+void clear_error() { g_errno = 0; }
+
+bool last_error_final() {
+    switch (g_errno) {
+    case ESLURM_INVALID_JOB_ID:
+    case ESLURM_ACCESS_DENIED:
+    case ESLURM_USER_ID_MISSING:
+    case ESLURM_ALREADY_DONE:
+    case ESLURM_JOB_FINISHED:
+    case ESLURM_DISABLED:
+    case ESLURM_BATCH_ONLY:
+    case ESLURM_INVALID_NODE_NAME:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool failed_nodes(const std::vector<std::string> &nodes, std::vector<std::string> &out,
+                  std::string &err) {
+    out.clear();
+    if (nodes.empty()) return true;
+    node_info_msg_t *msg = nullptr;
+    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+        const node_info_t &n = msg->node_array[i];
+        if (!n.name) continue;
+        const uint32_t st = n.node_state;
+        const bool bad = (st & NODE_STATE_BASE) == NODE_STATE_DOWN ||
+                         (st & (NODE_STATE_FAIL | NODE_STATE_NO_RESPOND | NODE_STATE_DRAIN));
+        for (const auto &want : nodes)
+            if (bad && want == n.name) out.push_back(want);
+    }
+    slurm_free_node_info_msg(msg);
+    return true;
+}
+
+bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vector<std::string> &add,
+                   std::string &err) {
+    hostlist_t hl = slurm_hostlist_create(current.c_str());
+    if (!hl) {
+        err = "cannot parse the excluded nodes \"" + current + "\"";
+        return false;
+    }
+    for (const auto &n : add)
+        if (slurm_hostlist_find(hl, n.c_str()) < 0) slurm_hostlist_push_host(hl, n.c_str());
+    char *text = slurm_hostlist_ranged_string_malloc(hl);
+    slurm_hostlist_destroy(hl);
+    if (!text) {
+        err = "out of memory";
+        return false;
+    }
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    d.exc_nodes = text;
+    bool ok = update(d, err);
+    free(text);
+    return ok;
 }
 
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
@@ -101,17 +187,21 @@ bool set_accounting_admin_comment(uint32_t job_id, const std::string &text, std:
     step.het_job_offset = NO_VAL;
     step.step_id = {job_id, NO_VAL, NO_VAL};
     slurmdb_job_cond_t cond{};
+    // As sacctmgr does: db_flags 0 would mean "only jobs whose scheduling flags are 0"
+    // (SLURMDB_JOB_FLAG_NONE), which matches no job that ever ran; no default time window.
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+    cond.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE;
     cond.step_list = slurm_list_create(nullptr);
     slurm_list_append(cond.step_list, &step);
     cond.cluster_list = slurm_list_create(nullptr);
     slurm_list_append(cond.cluster_list, cluster.data());
-    // Default usage window (today): the hook runs as the job ends.
     slurmdb_job_rec_t rec{};
     rec.derived_ec = NO_VAL;  // leave unchanged
     rec.admin_comment = const_cast<char *>(text.c_str());
     List changed = slurmdb_job_modify(db, &cond, &rec);
     bool ok = changed && slurm_list_count(changed) > 0;
     if (!ok) err = changed ? "job not found in accounting" : slurm_err();
+    if (!changed && g_errno == SLURM_NO_CHANGE_IN_DATA) err = "job not (yet) in accounting";
     if (changed) slurm_list_destroy(changed);
     if (ok) slurmdb_connection_commit(db, true);
     slurmdb_connection_close(&db);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "ft/judge.hpp"
 
@@ -18,9 +19,22 @@ struct Job {
     std::string nodes;
     int64_t begin_time = 0;
     uint32_t user_id = 0;
+    std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
 };
 
+// Loads the job; snap.nodes/required_nodes are filled (expanded), snap.failed_nodes is left
+// to failed_nodes() (one more RPC).
 bool load(uint32_t job_id, Job &out, std::string &err);
+// Those of nodes that are down, failing, not responding or drained now.
+bool failed_nodes(const std::vector<std::string> &nodes, std::vector<std::string> &out,
+                  std::string &err);
+// Sets the job's excluded nodes to its current ones plus add (pending jobs only).
+bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vector<std::string> &add,
+                   std::string &err);
+// True when the last failed call failed for a reason that a retry cannot fix (no such job,
+// access denied, job finished): callers stop retrying then.
+bool last_error_final();
+void clear_error();
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err);
 // A finished job refuses slurm_update_job ("Job has already finished"): its final record is
 // written into the accounting database instead (slurmdb_job_modify; sacct -o AdminComment).

@@ -122,6 +122,7 @@ AccountingStoragePass=$IC_SOCK
 AccountingStorageEnforce=associations,limits,qos
 SlurmctldParameters=preempt_send_user_signal
 EOF
+	[ -z "$FT_HOOK" ] || echo "EpilogSlurmctld=$FT_HOOK"
 	if [ -n "$PLUGIN_DIR" ]; then
 		echo "PluginDir=$PLUGIN_DIR:/usr/lib/x86_64-linux-gnu/slurm-wlm"
 		[ ! -f "$PLUGIN_DIR/job_submit_idletime.so" ] || echo "JobSubmitPlugins=idletime"
@@ -178,6 +179,17 @@ if [ "$PLUGINS" = 1 ]; then
 fi
 [ ! -f "$PLUGIN_DIR/spank_idletime.so" ] ||
 	echo "optional $PLUGIN_DIR/spank_idletime.so config=$CONFIG" >"$IC_ETC/plugstack.conf"
+
+# Fault-tolerance hook. EpilogSlurmctld takes no arguments and slurmctld gives it no SLURM_CONF:
+# a wrapper passes both (libslurm is fatal without a config source).
+FT_HOOK=
+if [ "$PLUGINS" = 1 ] && [ -x "$PREFIX/sbin/idletime-ft-hook" ]; then
+	FT_HOOK=$IC_BIN/idletime-ft-hook-wrapper
+	printf '#!/bin/sh\nSLURM_CONF=%q; export SLURM_CONF\nexec %q --config %q --log %q\n' "$IC_CONF" "$PREFIX/sbin/idletime-ft-hook" "$CONFIG" \
+		"$IC_LOGD/ft-hook.log" >"$FT_HOOK.new"
+	chmod 755 "$FT_HOOK.new"
+	mv "$FT_HOOK.new" "$FT_HOOK"
+fi
 
 # Later lines win: one line per key (case-insensitive) and per PartitionName/NodeName, the last
 # one kept; slurmctld is fatal on a repeated partition and warns on repeated keys.
