@@ -9,7 +9,8 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 	src/ckpt/store.hpp src/ckpt/store.cpp \
 	src/ckpt/session.hpp src/ckpt/session.cpp \
 	src/ckpt/notice.hpp src/ckpt/notice.cpp \
-	src/ckpt/capi.cpp
+	src/ckpt/capi.cpp \
+	src/ckpt/publish.hpp src/ckpt/publish.cpp src/sched/comment.cpp
 src_ckpt_libidletime_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(MUNGE_CFLAGS) $(CRYPTO_CFLAGS)
 src_ckpt_libidletime_ckpt_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(CRYPTO_LIBS) $(SLURM_LIBS) $(PTHREAD_LIBS)
 src_ckpt_libidletime_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined

@@ -1,4 +1,5 @@
 #include "ckpt/session.hpp"
+#include "ckpt/publish.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -136,6 +137,7 @@ void Session::add(const std::string &name, const void *data, size_t size)
 
 void Session::persist_now(uint64_t step, const std::vector<Item> &items)
 {
+    const int64_t taken_at = ::time(nullptr);  // the items hold the state of this moment
     hb_.set_saving(true);
     try {
         store_.persist(step, items);
@@ -144,6 +146,7 @@ void Session::persist_now(uint64_t step, const std::vector<Item> &items)
         throw;
     }
     hb_.set_saving(false);
+    publish_checkpoint(store_.options().job_id, taken_at);
 }
 
 void Session::commit()
