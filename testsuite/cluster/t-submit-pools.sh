@@ -30,7 +30,7 @@ stays_pending() {
 		sleep 1
 	done
 }
-idle_gpus() { sinfo -h -N -n "$1" -o '%N %G %T' | awk '$3 == "idle"' | wc -l; }
+idle_nodes() { sinfo -h -N -n "$1" -o '%N %T' | sort -u | awk '$2 == "idle"' | wc -l; }
 
 # ---- (a)
 g1=$(it_submit alice --quota=team-a -N1 --gres=gpu:a100:4 --wrap="$JOB") || it_fail "sbatch g1"
@@ -42,7 +42,7 @@ running_on "$o1" 'a100-[34]' idle-a100-west
 o2=$(it_submit alice --idle-resources=only -N1 --gres=gpu:a100:4 --wrap="$JOB") || it_fail "sbatch o2"
 running_on "$o2" 'a100-[34]' idle-a100-west
 o3=$(it_submit alice --idle-resources=only -N1 --gres=gpu:a100:1 --wrap="$JOB") || it_fail "sbatch o3"
-it_assert_eq 4 "$(idle_gpus 'h100-[1-4]')" "idle h100 nodes while o3 waits"
+it_assert_eq 4 "$(idle_nodes 'h100-[1-4]')" "idle h100 nodes while o3 waits"
 stays_pending "$o3" idle-a100-east,idle-a100-west
 it_info "(a) team-a's only jobs $o1 $o2 on team-c's a100-west; $o3 pends while 4 h100 nodes are idle"
 it_cleanup_jobs || it_fail "jobs of (a) did not end"
@@ -53,7 +53,7 @@ d2=$(it_submit dave --idle-resources=only -N1 --gres=gpu:h100:4 --wrap="$JOB") |
 running_on "$d1" 'h100-[34]' idle-h100-beta
 running_on "$d2" 'h100-[34]' idle-h100-beta
 d3=$(it_submit dave --idle-resources=only -N1 --gres=gpu:h100:1 --wrap="$JOB") || it_fail "sbatch d3"
-it_assert_eq 2 "$(idle_gpus 'h100-[1-2]')" "idle acme h100 nodes while d3 waits"
+it_assert_eq 2 "$(idle_nodes 'h100-[1-2]')" "idle acme h100 nodes while d3 waits"
 stays_pending "$d3" idle-h100-beta
 # the converse: acme's h100 job never lands on beta's idle nodes
 a1=$(it_submit alice --idle-resources=only --quota=team-h -N1 --gres=gpu:h100:4 --wrap="$JOB") || it_fail "sbatch a1"
