@@ -3,12 +3,13 @@
 # (1 GPU free); a guaranteed job needing 4 GPUs preempts no more GPUs than it needs (here 3:
 # the 1- and 2-GPU jobs, least work lost first), and starts.
 # Needs the cluster started with testsuite/sched/data/sched16.json and PreemptType=preempt/idletime.
+# SCHED_T_ORDER: submission order of the GPU sizes (default "1 2 4 8").
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 it_begin
 SLEEP=$IT_JOBS_DIR/sleep.sh
 declare -A GPUS
-for g in 1 2 4 8; do
+for g in ${SCHED_T_ORDER:-1 2 4 8}; do
 	id=$(it_submit bob -J "idle$g" --idle-resources=only --quota=team-b --gres=gpu:"$g" -c 1 "$SLEEP" 3600) ||
 		it_fail "sbatch of the $g-GPU idle-time job"
 	GPUS[$id]=$g
