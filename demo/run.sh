@@ -17,6 +17,9 @@ OUT=${DEMO_OUT_DIR:-/var/tmp/idletime-demo-out}
 TRAIN=${DEMO_TRAIN:-$here/../python/idletime/examples/train_digits.py}
 STEPS=${DEMO_STEPS:-500}
 export IDLETIME_CONFIG=$CONFIG
+export IDLETIME_EXEC_PATH=${IDLETIME_EXEC_PATH:-$PREFIX/libexec/idletime}
+# The checkpoint library as installed (found without ldconfig for non-default prefixes).
+export IDLETIME_CKPT_LIB=${IDLETIME_CKPT_LIB:-$PREFIX/lib/libidletime-ckpt.so.0}
 failures=()
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -55,7 +58,9 @@ rm -rf "$ref_dir"
 echo "  reference parameters sha256 $ref"
 
 say "team-a: an acceptable job (2 GPUs) starts In Quota"
-train_env=(--export=ALL,DEMO_STEPS=$STEPS,DEMO_TRAIN=$TRAIN)
+# Checkpoint manifests are signed by the cluster's munged (the local cluster runs its own).
+sock=$(sed -n 's/^AuthInfo=.*socket=\([^,]*\).*/\1/p' "$SLURM_CONF")
+train_env=(--export=ALL,DEMO_STEPS=$STEPS,DEMO_TRAIN=$TRAIN,IDLETIME_CKPT_LIB=$IDLETIME_CKPT_LIB,IDLETIME_MUNGE_SOCKET=${sock:-/run/munge/munge.socket.2})
 acc=$(submit alice acceptable --idle-resources=acceptable --gres=gpu:a100:2 -t 10 \
       "${train_env[@]},DEMO_OUT=$OUT/acceptable.bin" "$here/jobs/train.sh")
 wait_for 60 "acceptable job running" state_is "$acc" RUNNING
@@ -77,7 +82,7 @@ say "team-b: bob submits guaranteed work needing its 4 GPUs"
 t_submit=$(date +%s.%N)
 owner=$(submit bob owner --gres=gpu:a100:4 --quota=team-b -t 5 --export=ALL,DEMO_HOLD=30 "$here/jobs/owner.sh")
 wait_for 120 "owner job running" state_is "$owner" RUNNING
-wait_for 10 "owner job output" grep -q '^start ' "$OUT/owner-$owner.out"
+wait_for 10 "owner job output" grep -qs '^start ' "$OUT/owner-$owner.out"
 t_start=$(sed -n 's/^start \([0-9.]*\).*/\1/p' "$OUT/owner-$owner.out")
 owner_wait=$(echo "$t_start - $t_submit" | bc)
 echo "  owner waited ${owner_wait} s for its GPUs (Slurm alone with GraceTime=30: 80-88 s)"
