@@ -6,7 +6,8 @@
 #   without plugins: sbatch --hold -A team-a -p idle-a100-east,idle-a100-west --gres=gpu:a100:1
 #   plain, plugins loaded: the without-plugins command line (the plugins' pass-through cost)
 # Usage: bench/submit/run.sh [SUBMISSIONS per round, default 200] [ROUNDS, default 2]
-# Env: IDLETIME_BIN, BENCH_DECIDE (built bench_decide), IDLETIME_CONFIG_FILE (default etc/idletime.json).
+# Env: IDLETIME_BIN, BENCH_DECIDE (built bench_decide), IDLETIME_CONFIG_FILE (default etc/idletime.json),
+#      START_ARGS (more start.sh arguments, e.g. "--prefix /opt/idletime"), IDLETIME_CLUSTER_DIR.
 # Cancels every job of the cluster at each round: run it when no other test uses the cluster.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,8 @@ rate() {
 		awk '{ printf "%.1f", $1 / ($2 / 1e9) }'
 }
 clean() { squeue -h -n bench-submit -o %i | xargs -r scancel; ic_poll 60 sh -c '[ -z "$(squeue -h -n bench-submit -o %i)" ]'; }
-plugins() { "$CL/start.sh" "$@" --config "$CONFIG" >/dev/null 2>&1 || { echo "bench/submit: start.sh $* failed" >&2; exit 1; }; }
+# shellcheck disable=SC2086 # START_ARGS is a list of words
+plugins() { "$CL/start.sh" ${START_ARGS:-} "$@" --config "$CONFIG" >/dev/null 2>&1 || { echo "bench/submit: start.sh $* failed" >&2; exit 1; }; }
 IDLE=(-A team-a --idle-resources=only --gres=gpu:a100:1)
 PLAIN=(-A team-a -p idle-a100-east,idle-a100-west --gres=gpu:a100:1)
 

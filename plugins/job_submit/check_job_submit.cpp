@@ -164,6 +164,35 @@ START_TEST(test_job_env) {
 }
 END_TEST
 
+struct ModifyCase {
+    const char *partition;
+    bool admin;
+    Action action;
+};
+
+const ModifyCase kModify[] = {
+    {"idle-a100-west", false, Action::Reject},         // a `none` job borrowing after submission
+    {"quota-team-a", false, Action::Reject},           // an `only` job becoming guaranteed
+    {"idle-h100-beta", false, Action::Reject},         // another tenant's pool
+    {"other,quota-team-b", false, Action::Reject},     // one managed name is enough
+    {"debug", false, Action::Untouched},               // not idletime's
+    {nullptr, false, Action::Untouched},               // update without a partition change
+    {"", false, Action::Untouched},
+    {"quota-team-a,idle-a100-east", true, Action::Untouched},  // admins may
+};
+
+START_TEST(test_modify) {
+    const ModifyCase &c = kModify[_i];
+    Decision d = decide_modify(g_cfg, c.partition, c.admin);
+    ck_assert_msg(d.action == c.action, "case %d: %s", _i, d.message.c_str());
+    if (c.action == Action::Reject) {
+        ck_assert_msg(d.message.find("is managed by idletime") != std::string::npos, "%s", d.message.c_str());
+        ck_assert_int_ne(slurm_rc(d.error), 0);
+    }
+    ck_assert(decide_modify(nullptr, "quota-team-a", false).action == Action::Untouched);
+}
+END_TEST
+
 const Allocator kXalloc{slurm_xstrdup, slurm_xrecalloc, slurm_xfree};
 
 // Builds an array the way slurmctld's unpack does (xmalloc'd), edits it, frees it as Slurm does.
@@ -260,6 +289,7 @@ int main() {
     tcase_add_test(tc, test_no_config);
     tcase_add_loop_test(tc, test_job_env, 0, sizeof(kJobEnv) / sizeof(kJobEnv[0]));
     tcase_add_test(tc, test_env_set);
+    tcase_add_loop_test(tc, test_modify, 0, sizeof(kModify) / sizeof(kModify[0]));
     tcase_add_test(tc, test_config_path);
     tcase_add_loop_test(tc, test_gpu_types, 0, sizeof(kGpu) / sizeof(kGpu[0]));
     suite_add_tcase(s, tc);

@@ -151,6 +151,15 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
     return d;
 }
 
+Decision decide_modify(const idletime_config_t *cfg, const char *partition, bool admin) {
+    if (!cfg || admin || !partition || !*partition) return Decision{};
+    for (const std::string &p : split(partition, ','))
+        if (idletime_partition_kind(cfg, p.c_str(), nullptr) != IDLETIME_PART_UNKNOWN)
+            return reject(ErrorKind::Modify, "partition \"" + p + "\" is managed by idletime: its partitions are " +
+                                                 "chosen at submission (--idle-resources, --quota); resubmit instead");
+    return Decision{};
+}
+
 int slurm_rc(ErrorKind kind) {
     switch (kind) {
     case ErrorKind::None: return SLURM_SUCCESS;
@@ -160,6 +169,7 @@ int slurm_rc(ErrorKind kind) {
     case ErrorKind::Partition:
     case ErrorKind::Mode: return ESLURM_INVALID_PARTITION_NAME;
     case ErrorKind::NoConfig: return ESLURM_PLUGIN_INCOMPLETE;
+    case ErrorKind::Modify: return ESLURM_ACCESS_DENIED;  // scontrol prints only the errno text
     case ErrorKind::Internal: break;
     }
     return SLURM_ERROR;

@@ -24,7 +24,7 @@ struct Submission {
 Submission view_of(const job_desc_msg_t *desc);
 
 enum class Action { Untouched, Apply, Reject };
-enum class ErrorKind { None, NoConfig, Mode, Quota, Account, GpuSpec, Partition, Internal };
+enum class ErrorKind { None, NoConfig, Mode, Quota, Account, GpuSpec, Partition, Modify, Internal };
 
 struct Decision {
     Action action = Action::Untouched;
@@ -46,6 +46,13 @@ struct Decision {
 
 // cfg may be NULL (no valid config ever loaded): idletime jobs are rejected, others untouched.
 Decision decide(const idletime_config_t *cfg, const Submission &sub);
+
+// `scontrol update job partition=...` by a non-admin. job_modify sees only the new values
+// (job_record_t is opaque with public headers), so the job's mode and quota are unknown here:
+// a new partition list naming any idletime partition is refused for non-admins (partitions of
+// those are chosen at submission from --idle-resources/--quota), others are left to Slurm.
+// cfg NULL or partition NULL/empty: Untouched.
+Decision decide_modify(const idletime_config_t *cfg, const char *partition, bool admin);
 
 // GPU types named in TRES strings like "gres:gpu:a100:2" (deduplicated, in order of appearance).
 std::vector<std::string> gpu_types(const std::vector<std::string> &tres);

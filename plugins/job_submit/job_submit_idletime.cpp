@@ -150,5 +150,18 @@ extern "C" int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **
     return SLURM_ERROR;
 }
 
-// Updates (scontrol update job) are left to Slurm: job_record_t stays opaque with public headers.
-extern "C" int job_modify(job_desc_msg_t *, void *, uint32_t) { return SLURM_SUCCESS; }
+// scontrol update job: see decide_modify (job_record_t stays opaque with public headers).
+extern "C" int job_modify(job_desc_msg_t *job_desc, void *, uint32_t submit_uid) {
+    try {
+        if (slurm_conf.last_update != g_loaded.conf_generation) load_config();
+        const bool admin = submit_uid == 0 || submit_uid == slurm_conf.slurm_user_id;
+        Decision d = decide_modify(g_loaded.cfg, job_desc ? job_desc->partition : nullptr, admin);
+        if (d.action != Action::Reject) return SLURM_SUCCESS;
+        slurm_info("idletime/job_submit: refused update of job %u by uid %u: %s", job_desc->job_id, submit_uid,
+                   d.message.c_str());
+        return slurm_rc(d.error);
+    } catch (...) {
+        slurm_error("idletime/job_submit: internal error in job_modify");
+    }
+    return SLURM_ERROR;
+}

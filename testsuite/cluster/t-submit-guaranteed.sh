@@ -33,12 +33,13 @@ idle() { # idle USER MODE SPEC GPUS COUNT [--quota=Q]
 			--wrap="$IDLE_JOB" >/dev/null || it_fail "sbatch idle $1 $2"
 	done
 }
-idle alice only a100 4 3
+# Borrowers first, until they hold every GPU: all four a100 nodes, h100-main and h100-beta.
+idle alice only a100 4 2
 idle carol only a100 4 2
-idle alice acceptable a100 2 2
 idle alice only h100 4 2 --quota=team-h
 idle dave only h100 4 2
-sleep 3 # let them start on the empty cluster first
+ic_poll 60 sh -c '[ "$(squeue -h -t R -n i-only | wc -l)" = 8 ]' || it_fail "idle-time jobs did not fill the GPUs: $(squeue -h -o '%i %j %T %r' | tr '\n' ' ')"
+idle alice acceptable a100 2 2
 guaranteed alice team-a a100 6
 guaranteed bob team-b a100 6
 guaranteed carol team-c a100 8
