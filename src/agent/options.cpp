@@ -54,8 +54,10 @@ void env_overrides(std::map<std::string, std::string> &kv) {
         {"IDLETIME_MAX_RESTARTS", "max_restarts"}, {"IDLETIME_MAX_PREEMPTIONS", "max_preemptions"},
         {"IDLETIME_FT_POLICY", "ft_policy"},       {"IDLETIME_HANG_TIMEOUT", "hang_timeout"},
         {"IDLETIME_RUN_TYPE", "run_type"}};
+    // sbatch --max-restarts etc. reach the job as SLURM_SPANK_IDLETIME_* (SPANK plugin).
     for (const auto &[env, key] : keys) {
-        const char *v = getenv(env);
+        const char *v = getenv(("SLURM_SPANK_" + std::string(env)).c_str());
+        if (!v || !*v) v = getenv(env);
         if (v && *v) kv[key] = v;
     }
 }

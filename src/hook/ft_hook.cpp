@@ -152,10 +152,10 @@ bool store(uint32_t id, const ft::JobState &st, int wait_s) {
     });
 }
 
-bool store_accounting(uint32_t id, const ft::JobState &st, int wait_s) {
+bool store_accounting(uint32_t id, int64_t start, const ft::JobState &st, int wait_s) {
     const std::string text = ft::state_serialize(st);
     return retry("accounting AdminComment update", id, wait_s, [&](std::string &err) {
-        return slurmjob::set_accounting_admin_comment(id, text, err);
+        return slurmjob::set_accounting_admin_comment(id, start, text, err);
     });
 }
 
@@ -201,7 +201,8 @@ int run(const Options &o, slurmjob::Job &job) {
     case ft::Op::Record:
         if (job.snap.requeued) exclude(o.job_id, job, p.exclude_nodes, o.wait_s);
         ok = job.snap.requeued ? store(o.job_id, p.new_state, o.wait_s)
-                               : store_accounting(o.job_id, p.new_state, o.accounting_s);
+                               : store_accounting(o.job_id, job.snap.start_time, p.new_state,
+                                                  o.accounting_s);
         break;
     case ft::Op::Cancel:
         ok = store(o.job_id, p.new_state, o.wait_s) &&

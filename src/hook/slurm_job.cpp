@@ -171,7 +171,31 @@ std::string cluster_name() {
     return name;
 }
 
-bool set_accounting_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
+namespace {
+
+// True once slurmdbd holds the end of the run that started at start (slurmctld sends the end
+// record asynchronously and with the job's AdminComment of that moment: writing ours before it
+// arrived would be overwritten).
+bool run_ended_in_db(void *db, slurmdb_job_cond_t &cond, int64_t start, std::string &err) {
+    List jobs = slurmdb_jobs_get(db, &cond);
+    if (!jobs) {
+        err = "accounting query failed: " + slurm_err();
+        return false;
+    }
+    bool ended = false;
+    ListIterator it = slurm_list_iterator_create(jobs);
+    while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it)))
+        if (r->end > 0 && (start <= 0 || r->start == start)) ended = true;
+    slurm_list_iterator_destroy(it);
+    slurm_list_destroy(jobs);
+    if (!ended) err = "end of the run not yet in accounting";
+    return ended;
+}
+
+}  // namespace
+
+bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::string &text,
+                                  std::string &err) {
     std::string cluster = cluster_name();
     if (cluster.empty()) {
         err = "cannot read the cluster name: " + slurm_err();
@@ -195,15 +219,17 @@ bool set_accounting_admin_comment(uint32_t job_id, const std::string &text, std:
     slurm_list_append(cond.step_list, &step);
     cond.cluster_list = slurm_list_create(nullptr);
     slurm_list_append(cond.cluster_list, cluster.data());
-    slurmdb_job_rec_t rec{};
-    rec.derived_ec = NO_VAL;  // leave unchanged
-    rec.admin_comment = const_cast<char *>(text.c_str());
-    List changed = slurmdb_job_modify(db, &cond, &rec);
-    bool ok = changed && slurm_list_count(changed) > 0;
-    if (!ok) err = changed ? "job not found in accounting" : slurm_err();
-    if (!changed && g_errno == SLURM_NO_CHANGE_IN_DATA) err = "job not (yet) in accounting";
-    if (changed) slurm_list_destroy(changed);
-    if (ok) slurmdb_connection_commit(db, true);
+    bool ok = run_ended_in_db(db, cond, start, err);
+    if (ok) {
+        slurmdb_job_rec_t rec{};
+        rec.derived_ec = NO_VAL;  // leave unchanged
+        rec.admin_comment = const_cast<char *>(text.c_str());
+        List changed = slurmdb_job_modify(db, &cond, &rec);
+        ok = changed && slurm_list_count(changed) > 0;
+        if (!ok) err = changed ? "job not found in accounting" : slurm_err();
+        if (changed) slurm_list_destroy(changed);
+        if (ok) slurmdb_connection_commit(db, true);
+    }
     slurmdb_connection_close(&db);
     slurm_list_destroy(cond.step_list);
     slurm_list_destroy(cond.cluster_list);

@@ -38,7 +38,9 @@ void clear_error();
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err);
 // A finished job refuses slurm_update_job ("Job has already finished"): its final record is
 // written into the accounting database instead (slurmdb_job_modify; sacct -o AdminComment).
-bool set_accounting_admin_comment(uint32_t job_id, const std::string &text, std::string &err);
+// Waits for nothing: fails (retry later) until slurmdbd has the end of the run started at start.
+bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::string &text,
+                                  std::string &err);
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err);
 bool set_begin_time(uint32_t job_id, time_t t, std::string &err);
 bool requeue(uint32_t job_id, std::string &err);

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Worker for the t-ft-* tests. Prints "run <restart count> <mode> <unix time>" first, then:
+#   exit CODE             exits CODE
+#   msg CODE TEXT         prints TEXT, exits CODE
+#   hang                  silent forever (no output, no heartbeat)
+#   slow SECONDS EVERY    silent on stdout, heartbeat every EVERY s, exits 0 after SECONDS
+#   sleep SECONDS         sleeps, exits 0
+#   worker SECONDS        async/sync worker: prints "worker <index> start", sleeps, exits 0
+set -u
+mode=$1
+shift
+echo "run ${SLURM_RESTART_COUNT:-0} $mode $(date +%s)"
+case $mode in
+exit) exit "$1" ;;
+msg) echo "$2"; exit "$1" ;;
+hang) exec sleep 100000 ;;
+slow)
+	end=$(($(date +%s) + $1)); step=0
+	while [ "$(date +%s)" -lt "$end" ]; do
+		step=$((step + 1))
+		echo "$step $(date +%s) 0" >"$IDLETIME_HEARTBEAT_FILE.tmp" && mv "$IDLETIME_HEARTBEAT_FILE.tmp" "$IDLETIME_HEARTBEAT_FILE"
+		sleep "$2"
+	done
+	echo "slow done after $step heartbeats" ;;
+sleep) sleep "$1" ;;
+worker)
+	echo "worker ${IDLETIME_WORKER_INDEX:-?} start $(date +%s) pid $$"
+	sleep "$1"
+	echo "worker ${IDLETIME_WORKER_INDEX:-?} done" ;;
+*) echo "ft-job.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
