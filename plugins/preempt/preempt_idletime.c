@@ -103,9 +103,9 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 
 	if (!preemptee->part_ptr || !preemptor->part_ptr || !IS_JOB_RUNNING(preemptee))
 		return false;
+	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
-	slurm_mutex_lock(&sched_lock);
 	if (sched)
 		refresh();
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
