@@ -51,7 +51,7 @@ ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
     // Slurm requeues a batch job whose node failed before the hook sees it (state PENDING):
     // then a node of the run being down is the sign.
     e.node_fail = !e.preempted && (j.end == JobEnd::NodeFail ||
-                                   (j.requeued && !j.failed_nodes.empty()));
+                                   (j.requeued && (j.node_requeue || !j.failed_nodes.empty())));
     if (WIFSIGNALED(j.wait_status)) e.signal = WTERMSIG(j.wait_status);
     else e.exit_code = WEXITSTATUS(j.wait_status);
     if (rep) {
@@ -64,7 +64,9 @@ ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
 
 std::vector<std::string> to_exclude(const JobSnapshot &j) {
     std::vector<std::string> out;
-    for (const auto &n : j.failed_nodes) {
+    // Which node failed is unknown when it is back already: avoid all nodes of the run.
+    const auto &bad = j.failed_nodes.empty() && j.node_requeue ? j.nodes : j.failed_nodes;
+    for (const auto &n : bad) {
         bool required = false, ran = j.nodes.empty();
         for (const auto &r : j.required_nodes) required = required || r == n;
         for (const auto &r : j.nodes) ran = ran || r == n;

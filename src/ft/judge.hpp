@@ -25,6 +25,11 @@ struct JobSnapshot {
     // Node names (expanded) of the run, of those that are down/failing/drained now, and of
     // the job's required node list (-w), which Slurm will not let us exclude.
     std::vector<std::string> nodes, failed_nodes, required_nodes;
+    // Slurm requeued the job for a node failure: its epilog environment was built before the
+    // restart count went up (SLURM_JOB_RESTART_COUNT == restart_cnt - 1; a preemption or an
+    // owner's requeue counts up first). Needed because a DOWN node may be back (ReturnToService)
+    // before the hook looks at it.
+    bool node_requeue = false;
 };
 
 // Restart count of the run that ended (see restart_cnt).

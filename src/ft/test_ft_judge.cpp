@@ -133,6 +133,8 @@ const Row rows[] = {
                       JobState st; st.counters.node_failures = kMaxNodeFailures;
                       j.admin_comment = state_serialize(st); return j; },
      Op::Cancel, 0, 0, "max node failures exceeded (10)", 0, kMaxNodeFailures + 1},
+    {"node-back-already", [] { auto j = node_requeued({}); j.node_requeue = true; return j; },
+     Op::Record, 0, 0, "node failure 1", 0, 1, "a100-1,a100-2"},
     {"node-up-owner-requeue", [] { return node_requeued({}); }, Op::Record, 0, 0, "requeued by its owner", 0},
     {"preempt-requeued-report", [] { auto j = node_requeued({}); j.preempt_time = kStart + 3;
                                      j.comment = report(2, false, {}, 1); return j; },

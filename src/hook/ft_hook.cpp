@@ -128,6 +128,14 @@ bool snapshot(uint32_t id, int wait_s, slurmjob::Job &job) {
     if (!retry("job load", id, wait_s,
                [&](std::string &err) { return slurmjob::load(id, job, err); }))
         return false;
+    // The epilog's own view of the run (see JobSnapshot::node_requeue).
+    const char *rc = getenv("SLURM_JOB_RESTART_COUNT");
+    if (job.snap.requeued && rc && *rc) {
+        char *end = nullptr;
+        unsigned long env_run = strtoul(rc, &end, 10);
+        job.snap.node_requeue = !*end && env_run + 1 == job.snap.restart_cnt;
+    }
+    if (job.snap.nodes.empty()) job.snap.nodes = slurmjob::expand_hosts(getenv("SLURM_JOB_NODELIST"));
     std::string err;
     if (!slurmjob::failed_nodes(job.snap.nodes, job.snap.failed_nodes, err))
         logf("job %u: node states unknown (%s): no node failure detection", id, err.c_str());

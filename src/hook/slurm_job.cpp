@@ -93,6 +93,8 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
 
 void clear_error() { g_errno = 0; }
 
+std::vector<std::string> expand_hosts(const char *hosts) { return expand(hosts); }
+
 bool last_error_final() {
     switch (g_errno) {
     case ESLURM_INVALID_JOB_ID:

@@ -34,6 +34,8 @@ bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vecto
 // True when the last failed call failed for a reason that a retry cannot fix (no such job,
 // access denied, job finished): callers stop retrying then.
 bool last_error_final();
+// Host names of a Slurm hostlist ("a100-[1-2]" -> a100-1, a100-2).
+std::vector<std::string> expand_hosts(const char *hosts);
 void clear_error();
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err);
 // A finished job refuses slurm_update_job ("Job has already finished"): its final record is

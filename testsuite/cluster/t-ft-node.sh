@@ -10,7 +10,7 @@
 it_begin
 ft_require_hook
 DOWN=
-trap '[ -z "$DOWN" ] || scontrol update nodename="$DOWN" state=resume; it_cleanup_jobs' EXIT
+trap '[ -z "$DOWN" ] || scontrol update nodename="$DOWN" state=resume 2>/dev/null; it_cleanup_jobs' EXIT
 id=$(it_submit alice -J ft-node -p quota-team-a -t 5 --max-restarts=0 "$IT_JOBS_DIR/ft-job.sh" sleep 20) ||
 	it_fail "sbatch"
 it_wait_state "$id" RUNNING 60 || it_fail "job $id never ran"
