@@ -20,3 +20,5 @@ dist_noinst_SCRIPTS += testsuite/replay/t-map.sh
 dist_noinst_SCRIPTS += bench/replay/openb.sh
 EXTRA_DIST += doc/replay/README.md
 dist_man_MANS += doc/replay/idletime-replay.1
+# Needs the live cluster (root): run by hand, like testsuite/cluster/run-tests.sh.
+dist_noinst_SCRIPTS += testsuite/replay/t-replay-cluster.sh
