@@ -219,7 +219,7 @@ void waits_script(std::ostream &o, const char *term, const char *out)
       << "set ylabel 'seconds'\nset title 'Guaranteed-job wait and owner wait per configuration'\n"
       << "plot 'summary.csv' every ::1 using 6:xtic(1) title 'guaranteed wait p50', "
          "'' every ::1 using 7 title 'guaranteed wait p95', '' every ::1 using 8 title 'guaranteed wait max', "
-         "'' every ::1 using 21 title 'owner wait p50 (notice->release)', '' every ::1 using 23 title 'owner wait max'\n";
+         "'' every ::1 using 20 title 'owner wait p50 (notice->release)', '' every ::1 using 22 title 'owner wait max'\n";
 }
 
 void lost_script(std::ostream &o, const char *term, const char *out)
