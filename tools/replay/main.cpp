@@ -61,14 +61,25 @@ int run_all(const Options &o, const JobStream &js)
         std::string dir = o.out + "/" + letter;
         fs::create_directories(dir);
         std::cout << "idletime/replay: configuration " << letter << ": " << plan.title << std::endl;
-        start_cluster(o, plan, dir);
+        try {
+            start_cluster(o, plan, dir);
+        } catch (...) {
+            restore_cluster(o);  // never leave the shared cluster in the replay's config
+            throw;
+        }
         if (!slurm_ready) {
             slurm_client_init(o.cluster_dir + "/etc/slurm.conf");
             slurm_ready = true;
         }
-        prepare_cluster(o, js);
         RunSetup s = run_setup(o, dir);
-        ConfigResult r{letter, plan.title, run_config(js, plan, s, std::cout), {}, {}};
+        ConfigResult r{letter, plan.title, {}, {}, {}};
+        try {
+            prepare_cluster(o, js);
+            r.log = run_config(js, plan, s, std::cout);
+        } catch (...) {
+            restore_cluster(o);
+            throw;
+        }
         for (const auto &p : o.map.pools)
             r.log.pool_capacity[p.name] = p.gpus;
         r.metrics = compute_metrics(r.log);
