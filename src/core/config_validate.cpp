@@ -1,4 +1,5 @@
 // Cross-object rules of the config. Every message names the JSON path and what is allowed.
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <regex>
@@ -128,6 +129,11 @@ void validate_settings(const Config &c, std::vector<std::string> &errors) {
             errors.push_back("$.idle.idle_qos: \"" + q.name + "\" is also a quota name (each quota has its own QOS)");
     if (c.ft.backoff_max_s < c.ft.backoff_initial_s)
         errors.push_back("$.fault_tolerance.backoff_max: must be at least backoff_initial");
+    for (int code : c.ft.retryable_exit_codes)
+        if (std::find(c.ft.permanent_exit_codes.begin(), c.ft.permanent_exit_codes.end(), code) !=
+            c.ft.permanent_exit_codes.end())
+            errors.push_back("$.fault_tolerance.retryable_exit_codes: exit code " + std::to_string(code) +
+                             " is also in permanent_exit_codes (a code is either retryable or permanent)");
     validate_patterns(c.ft.retryable_patterns, "retryable_patterns", errors);
     validate_patterns(c.ft.permanent_patterns, "permanent_patterns", errors);
 }

@@ -52,6 +52,8 @@ const Case kCases[] = {
     {R"("idle":{)", R"("fault_tolerance":{"retryable_patterns":["(unclosed"]},"idle":{)", "$.fault_tolerance.retryable_patterns[0]: invalid regular expression"},
     {R"("idle":{)", R"("fault_tolerance":{"policy":"always"},"idle":{)", "$.fault_tolerance.policy: \"always\" is not allowed"},
     {R"("idle":{)", R"("fault_tolerance":{"max_restarts":-2},"idle":{)", "$.fault_tolerance.max_restarts: must be a non-negative integer"},
+    {R"("idle":{)", R"("fault_tolerance":{"retryable_exit_codes":[137,1]},"idle":{)", "$.fault_tolerance.retryable_exit_codes: exit code 1 is also in permanent_exit_codes"},
+    {R"("idle":{)", R"("fault_tolerance":{"retryable_exit_codes":[0]},"idle":{)", "$.fault_tolerance.retryable_exit_codes[0]: must be an integer from 1 to 255"},
     {R"("idle":{)", R"("fault_tolerance":{"backoff_initial":60,"backoff_max":10},"idle":{)", "$.fault_tolerance.backoff_max: must be at least backoff_initial"},
     {R"("grace_time":30)", R"("grace_time":30,"idle_priority_tier":10)", "$.idle.idle_priority_tier: must be lower"},
     {R"("grace_time":30)", R"("grace_time":30,"checkpoint_root":"rel/dir")", "$.idle.checkpoint_root: must be an absolute path"},
