@@ -19,5 +19,5 @@ step "install"
 make -C "$top/_build" install >/dev/null
 ldconfig
 step "cluster tests (real slurmctld, slurmd, slurmdbd)"
-"$top/testsuite/cluster/run-tests.sh"
+"$top/testsuite/cluster/run-suites.sh"
 step "all tests passed"

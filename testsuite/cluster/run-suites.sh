@@ -1,0 +1,71 @@
+#!/bin/bash
+# Runs every cluster test (t-*.sh), each on a cluster configured the way the test needs, with
+# independent clusters in parallel to keep the whole run short.
+#   A test names its cluster in a header line:  # cluster-args: --config FILE --extra-conf FILE
+#   (paths relative to the repository top). Tests without one share the default cluster, which
+#   is split into SHARDS instances (default 2). Every instance has its own state dir
+#   (/var/tmp/idletime-ci-N) and ports (base 16800 + 1000 N), and is stopped afterwards.
+# Usage: run-suites.sh [PATTERN...]    Env: SHARDS, IT_TEST_TIMEOUT.   Exit 1 if any test failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+shards=${SHARDS:-2}
+
+declare -A group_tests=()
+declare -a group_keys=()
+add() {  # add KEY TESTNAME
+	[ -n "${group_tests[$1]+x}" ] || group_keys+=("$1")
+	group_tests[$1]="${group_tests[$1]:-} $2"
+}
+n=0
+for t in "$here"/t-*.sh; do
+	name=$(basename "${t%.sh}")
+	if [ $# -gt 0 ]; then
+		m=0
+		for p in "$@"; do [[ $name == *"$p"* ]] && m=1; done
+		[ $m = 1 ] || continue
+	fi
+	args=$(sed -n 's/^# cluster-args: *//p' "$t" | head -n1)
+	if [ -z "$args" ]; then
+		add "default:$((n % shards))" "$name"
+		n=$((n + 1))
+	else
+		add "args:$args" "$name"
+	fi
+done
+[ ${#group_keys[@]} -gt 0 ] || { echo "run-suites: no test matches: $*" >&2; exit 1; }
+
+logs=$(mktemp -d /tmp/idletime-suites.XXXXXX)
+pids=()
+i=0
+for key in "${group_keys[@]}"; do
+	i=$((i + 1))
+	args=""
+	[[ $key == args:* ]] && args=${key#args:}
+	# Relative paths in the header are relative to the repository top.
+	abs_args=""
+	for w in $args; do
+		case $w in -*) abs_args+=" $w" ;; /*) abs_args+=" $w" ;; *) abs_args+=" $top/$w" ;; esac
+	done
+	dir=/var/tmp/idletime-ci-$i
+	(
+		export IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((16800 + 1000 * i))
+		echo "run-suites: cluster $i (${args:-default}):${group_tests[$key]}"
+		# shellcheck disable=SC2086 # word lists on purpose
+		START_ARGS="--dir $dir$abs_args" "$here/run-tests.sh" ${group_tests[$key]}
+		rc=$?
+		"$here/stop.sh" --dir "$dir" >/dev/null 2>&1
+		exit $rc
+	) >"$logs/$i.log" 2>&1 &
+	pids+=($!)
+	sleep 2  # stagger the cluster starts on a 2-core machine
+done
+rc=0
+for j in "${!pids[@]}"; do
+	wait "${pids[$j]}" || rc=1
+	cat "$logs/$((j + 1)).log"
+done
+grep -h '^run-tests: ' "$logs"/*.log
+rm -rf "$logs"
+[ $rc = 0 ] && echo "run-suites: all cluster tests passed" || echo "run-suites: some cluster tests FAILED"
+exit $rc
