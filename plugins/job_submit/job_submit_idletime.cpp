@@ -1,15 +1,17 @@
 // job_submit/idletime: slurmctld entry points. Runs under slurmctld's locks (and job_submit's own
-// mutex, which serialises every call into this plugin): no I/O per call, nothing that blocks, no
-// exception leaves, never fatal.
+// mutex, which serialises every call into this plugin): no file is read per call (a stat() only
+// in the second after a reconfigure), nothing that blocks, no exception leaves, never fatal.
 //
 // Config (config_path.hpp): $IDLETIME_CONFIG, else spank_idletime.so's config= in PlugStackConfig,
-// else /etc/idletime/idletime.json; loaded at init. 22.05 re-inits job_submit plugins on `scontrol reconfigure` only when JobSubmitPlugins
-// changes, so we reload when slurm_conf.last_update moves (set each time slurm.conf is read);
+// else /etc/idletime/idletime.json; loaded at init. 22.05 re-inits job_submit plugins on
+// `scontrol reconfigure` only when JobSubmitPlugins changes, so we reload when slurm_conf.last_update
+// moves (set each time slurm.conf is read; see maybe_reload for same-second reconfigures);
 // a config that fails to load keeps the last good one and the reason is logged.
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include "plugins/spank/spank_c.h"  // slurm_info/slurm_error/slurm_debug declarations
 
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cstdlib>
@@ -40,16 +42,43 @@ namespace {
 
 using namespace idletime::jobsubmit;
 
+// Identity of the config file as loaded (detects a change without reading it).
+struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = -1;
+    timespec mtime{};
+    bool operator==(const FileId &o) const {
+        return dev == o.dev && ino == o.ino && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
+               mtime.tv_nsec == o.mtime.tv_nsec;
+    }
+};
+
+FileId file_id(const std::string &path) {
+    struct stat st;
+    FileId id;
+    if (stat(path.c_str(), &st) != 0) return id;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.size = st.st_size;
+    id.mtime = st.st_mtim;
+    return id;
+}
+
 struct Loaded {
     idletime_config_t *cfg = nullptr;
     std::string path;
-    time_t conf_generation = 0;
+    time_t conf_generation = 0;  // slurm_conf.last_update (seconds) when loaded
+    FileId file;
+    bool recheck = false;  // loaded within the second of last_update: a 2nd reconfigure would not show
 };
 Loaded g_loaded;  // guarded by job_submit's plugin mutex
 
 void load_config() {
     g_loaded.path = config_path(std::getenv(IDLETIME_ENV_CONFIG), slurm_conf.plugstack);
     g_loaded.conf_generation = slurm_conf.last_update;
+    g_loaded.file = file_id(g_loaded.path);
+    g_loaded.recheck = time(nullptr) <= slurm_conf.last_update;
     idletime_config_t *fresh = nullptr;
     char err[512] = "";
     if (idletime_config_load(g_loaded.path.c_str(), &fresh, err, sizeof(err)) != 0) {
@@ -60,6 +89,17 @@ void load_config() {
     idletime_config_free(g_loaded.cfg);
     g_loaded.cfg = fresh;
     slurm_info("idletime/job_submit: loaded %s", g_loaded.path.c_str());
+}
+
+// After `scontrol reconfigure` (slurm.conf reread). last_update has one-second resolution: a
+// second reconfigure in the same second leaves it unchanged. So while that second lasts (and once
+// after) the file is compared too, and reloaded if it changed no later than that second.
+void maybe_reload() {
+    if (slurm_conf.last_update != g_loaded.conf_generation) return load_config();
+    if (!g_loaded.recheck) return;
+    if (time(nullptr) > g_loaded.conf_generation) g_loaded.recheck = false;  // this is the last look
+    FileId now = file_id(g_loaded.path);
+    if (!(now == g_loaded.file) && now.mtime.tv_sec <= g_loaded.conf_generation) load_config();
 }
 
 void replace(char **field, const std::string &value) {
@@ -104,7 +144,7 @@ double elapsed_us(const timespec &t0) {
 int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
     timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (slurm_conf.last_update != g_loaded.conf_generation) load_config();  // after reconfigure
+    maybe_reload();
     Decision d = decide(g_loaded.cfg, view_of(desc));
     switch (d.action) {
     case Action::Untouched:
@@ -153,11 +193,15 @@ extern "C" int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **
 // scontrol update job: see decide_modify (job_record_t stays opaque with public headers).
 extern "C" int job_modify(job_desc_msg_t *job_desc, void *, uint32_t submit_uid) {
     try {
-        if (slurm_conf.last_update != g_loaded.conf_generation) load_config();
+        maybe_reload();
         const bool admin = submit_uid == 0 || submit_uid == slurm_conf.slurm_user_id;
         Decision d = decide_modify(g_loaded.cfg, job_desc ? job_desc->partition : nullptr, admin);
         if (d.action != Action::Reject) return SLURM_SUCCESS;
-        slurm_info("idletime/job_submit: refused update of job %u by uid %u: %s", job_desc->job_id, submit_uid,
+        // Updates name the job in job_id_str (job_id stays NO_VAL).
+        const std::string job = job_desc->job_id_str && *job_desc->job_id_str ? job_desc->job_id_str
+                                : job_desc->job_id != NO_VAL              ? std::to_string(job_desc->job_id)
+                                                                          : "?";
+        slurm_info("idletime/job_submit: refused update of job %s by uid %u: %s", job.c_str(), submit_uid,
                    d.message.c_str());
         return slurm_rc(d.error);
     } catch (...) {

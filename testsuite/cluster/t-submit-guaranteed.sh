@@ -76,8 +76,8 @@ for id in "${!SEEN[@]}"; do
 	r=$(it_job_field "$id" Restarts)
 	[ "${r:-0}" = "${SEEN[$id]#* }" ] || it_fail "job $id requeued after running in ${SEEN[$id]% *} (Restarts ${SEEN[$id]#* } -> $r)"
 done
-sleep 2 # slurmdbd records asynchronously
-preempted=$(sacct -n -X -P -S "$T0" -s PR -o JobID,Partition,JobName)
+sleep 2 # slurmdbd records asynchronously; -D: a requeued job's earlier records too
+preempted=$(sacct -n -X -D -P -S "$T0" -o JobID,Partition,JobName,State | awk -F"|" '$4 == "PREEMPTED"')
 bad=$(awk -F'|' '$2 ~ /^quota-/' <<<"$preempted")
 [ -z "$bad" ] || it_fail "jobs preempted in a quota partition: $bad"
 n=$(grep -c . <<<"$preempted" || true)

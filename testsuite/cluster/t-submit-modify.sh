@@ -3,7 +3,7 @@
 # new values (job_record_t is opaque with public headers), so for non-admins any new partition list
 # naming an idletime partition is refused (Slurm prints only "Access/permission denied"; the reason
 # is in slurmctld's log); other updates pass. Admins may move jobs, and Slurm's AllowAccounts still
-# keeps a job out of another tenant's partitions.
+# keeps a job from running in another tenant's partitions (checked when scheduling).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 it_begin
@@ -42,7 +42,15 @@ it_assert_eq renamed "$(it_job_field "$only" JobName)" "name after update"
 # Admins may move a job within the rules ...
 scontrol update jobid="$none" partition=idle-a100-east || it_fail "root cannot move job $none"
 it_assert_eq idle-a100-east "$(it_job_field "$none" Partition)" "partition after root's update"
-# ... and AllowAccounts (team-x only) keeps even root from putting alice's job on beta's nodes.
-if out=$(scontrol update jobid="$only" partition=idle-h100-beta 2>&1); then it_fail "root moved team-a's job to idle-h100-beta"; fi
-it_info "root: move of $only to idle-h100-beta refused by Slurm: $out"
+# ... and AllowAccounts (team-x only) keeps even a job root moved there off beta's nodes: without
+# EnforcePartLimits the update is accepted, but the scheduler never starts it (Reason=InvalidAccount).
+plain=$(it_submit alice --hold -p quota-team-a --gres=gpu:1 --wrap='sleep 600') || it_fail "sbatch plain"
+scontrol update jobid="$plain" partition=idle-h100-beta || it_fail "root cannot move job $plain"
+scontrol release "$plain" || it_fail "release $plain"
+it_wait_reason "$plain" InvalidAccount 30 || it_fail "job $plain in idle-h100-beta: $(it_job_field "$plain" JobState) Reason=$(it_job_field "$plain" Reason)"
+for _ in 1 2 3 4 5; do
+	it_assert_eq PENDING "$(it_job_field "$plain" JobState)" "team-a's job $plain in beta's idle partition"
+	sleep 1
+done
+it_info "root moved $plain to idle-h100-beta; it pends with Reason=InvalidAccount while h100-[3-4] are idle"
 it_pass
