@@ -43,14 +43,15 @@ it_assert_eq renamed "$(it_job_field "$only" JobName)" "name after update"
 scontrol update jobid="$none" partition=idle-a100-east || it_fail "root cannot move job $none"
 it_assert_eq idle-a100-east "$(it_job_field "$none" Partition)" "partition after root's update"
 # ... and AllowAccounts (team-x only) keeps even a job root moved there off beta's nodes: without
-# EnforcePartLimits the update is accepted, but the scheduler never starts it (Reason=InvalidAccount).
+# EnforcePartLimits the update is accepted, but the scheduler never starts it (account not permitted).
 plain=$(it_submit alice --hold -p quota-team-a --gres=gpu:1 --wrap='sleep 600') || it_fail "sbatch plain"
 scontrol update jobid="$plain" partition=idle-h100-beta || it_fail "root cannot move job $plain"
 scontrol release "$plain" || it_fail "release $plain"
-it_wait_reason "$plain" InvalidAccount 30 || it_fail "job $plain in idle-h100-beta: $(it_job_field "$plain" JobState) Reason=$(it_job_field "$plain" Reason)"
+it_wait_reason "$plain" "Job's_account_not_permitted_to_use_this_partition_.*" 30 || it_fail "job $plain in idle-h100-beta: $(it_job_field "$plain" JobState) Reason=$(it_job_field "$plain" Reason)"
 for _ in 1 2 3 4 5; do
 	it_assert_eq PENDING "$(it_job_field "$plain" JobState)" "team-a's job $plain in beta's idle partition"
 	sleep 1
 done
-it_info "root moved $plain to idle-h100-beta; it pends with Reason=InvalidAccount while h100-[3-4] are idle"
+it_assert_eq idle "$(sinfo -h -N -n 'h100-[3-4]' -o '%T' | sort -u)" "state of h100-[3-4] while $plain pends"
+it_info "root moved $plain to idle-h100-beta; it pends (account not permitted in that partition) while h100-[3-4] are idle"
 it_pass
