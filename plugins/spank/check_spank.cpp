@@ -119,6 +119,12 @@ START_TEST(test_plugstack) {
     ck_assert_msg(err.find("default_max_restarts=-2 is invalid") != std::string::npos, "%s", err.c_str());
     char *n[] = {noval};
     ck_assert_msg(!st.parse_plugstack(1, n).empty(), "config without a value must fail");
+    char sock[] = "munge_socket=/var/run/m.sock", relsock[] = "munge_socket=m.sock";
+    char *s1[] = {sock}, *s2[] = {relsock};
+    ck_assert_string(st.parse_plugstack(1, s1), "");
+    ck_assert_str_eq(st.munge_socket().c_str(), "/var/run/m.sock");
+    ck_assert_msg(st.parse_plugstack(1, s2).find("munge_socket needs an absolute path") != std::string::npos,
+                  "relative munge_socket must fail");
 }
 END_TEST
 

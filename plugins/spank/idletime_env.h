@@ -24,6 +24,7 @@
 #define IDLETIME_ENV_RESTART_COUNT "IDLETIME_RESTART_COUNT" /* times the job was requeued (S_SLURM_RESTART_COUNT) */
 #define IDLETIME_ENV_CKPT_SIGNAL "IDLETIME_CKPT_SIGNAL"     /* signal name without SIG, e.g. USR1 */
 #define IDLETIME_ENV_GRACE_TIME "IDLETIME_GRACE_TIME"       /* seconds */
+#define IDLETIME_ENV_MUNGE_SOCKET "IDLETIME_MUNGE_SOCKET" /* plugstack munge_socket=, when given */
 #define IDLETIME_ENV_PARTITION_KIND "IDLETIME_PARTITION_KIND" /* quota|idle|unknown */
 
 /* Config path of job_submit/idletime (slurmctld's environment) and the default path. */

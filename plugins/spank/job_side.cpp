@@ -106,6 +106,8 @@ int job_side(spank_t sp) {
     } else {
         slurm_error("idletime/spank: %s; preemptibility, checkpoint directory and signal not set", err);
     }
+    if (!state().options.munge_socket().empty())
+        vars.emplace_back(IDLETIME_ENV_MUNGE_SOCKET, state().options.munge_socket());
     for (const auto &[name, value] : vars)
         if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
             slurm_error("idletime/spank: cannot set %s in the job", name.c_str());

@@ -98,6 +98,12 @@ std::string OptionState::parse_plugstack(int argc, char *const argv[]) {
             config_path_ = std::string(val);
             continue;
         }
+        if (key == "munge_socket") {  // a site (or the local cluster) whose munged is not at the default
+            if (val.empty() || val[0] != '/')
+                return "plugstack argument munge_socket needs an absolute path, not \"" + std::string(val) + "\"";
+            munge_socket_ = std::string(val);
+            continue;
+        }
         bool known = false;
         for (int k = 0; k < kOptionCount && !known; ++k) {
             if (key != kOptions[k].default_key) continue;
@@ -107,7 +113,7 @@ std::string OptionState::parse_plugstack(int argc, char *const argv[]) {
             def_[k] = std::string(val);
         }
         if (!known) {
-            std::string keys = "config";
+            std::string keys = "config, munge_socket";
             for (const OptionSpec &s : kOptions) keys += std::string(", ") + s.default_key;
             return "unknown plugstack argument \"" + std::string(arg) + "\" (allowed: " + keys + ", each as KEY=VALUE)";
         }

@@ -56,10 +56,13 @@ public:
     // (job_var, value) pairs for the job control environment; empty when nothing applies.
     std::vector<std::pair<std::string, std::string>> control_env() const;
     const std::string &config_path() const { return config_path_; }
+    // munged socket for checkpoint credentials in jobs; "" = libmunge's default.
+    const std::string &munge_socket() const { return munge_socket_; }
 
 private:
     std::array<std::optional<std::string>, kOptionCount> cli_, env_, def_;
     std::string config_path_ = "/etc/idletime/idletime.json";
+    std::string munge_socket_;
 };
 
 }  // namespace idletime::spank
