@@ -178,7 +178,7 @@ if [ "$PLUGINS" = 1 ]; then
 	fi
 fi
 [ ! -f "$PLUGIN_DIR/spank_idletime.so" ] ||
-	echo "optional $PLUGIN_DIR/spank_idletime.so config=$CONFIG" >"$IC_ETC/plugstack.conf"
+	echo "required $PLUGIN_DIR/spank_idletime.so config=$CONFIG munge_socket=$IC_SOCK" >"$IC_ETC/plugstack.conf"
 
 # Fault-tolerance hook. EpilogSlurmctld takes no arguments and slurmctld gives it no SLURM_CONF:
 # a wrapper passes both (libslurm is fatal without a config source).
