@@ -58,9 +58,7 @@ rm -rf "$ref_dir"
 echo "  reference parameters sha256 $ref"
 
 say "team-a: an acceptable job (2 GPUs) starts In Quota"
-# Checkpoint manifests are signed by the cluster's munged (the local cluster runs its own).
-sock=$(sed -n 's/^AuthInfo=.*socket=\([^,]*\).*/\1/p' "$SLURM_CONF")
-train_env=(--export=ALL,DEMO_STEPS=$STEPS,DEMO_TRAIN=$TRAIN,IDLETIME_CKPT_LIB=$IDLETIME_CKPT_LIB,IDLETIME_MUNGE_SOCKET=${sock:-/run/munge/munge.socket.2})
+train_env=(--export=ALL,DEMO_STEPS=$STEPS,DEMO_TRAIN=$TRAIN,IDLETIME_CKPT_LIB=$IDLETIME_CKPT_LIB)
 acc=$(submit alice acceptable --idle-resources=acceptable --gres=gpu:a100:2 -t 10 \
       "${train_env[@]},DEMO_OUT=$OUT/acceptable.bin" "$here/jobs/train.sh")
 wait_for 60 "acceptable job running" state_is "$acc" RUNNING
