@@ -123,6 +123,12 @@ START_TEST(test_settings_written) {
     ck_assert(d.notice);
     ck_assert_int_eq(d.warn_signal, 10);  // USR1 in the example config
     ck_assert_int_eq(d.warn_time, 30);    // idle.grace_time
+    ck_assert_int_eq(d.warn_flags, 0);    // no script: srun/salloc job, every step gets it
+    desc.script = const_cast<char *>("#!/bin/sh\ntrain\n");
+    d = decide(g_cfg, view_of(&desc));
+    // sbatch: the batch shell's process group (children, srun forwarding to its steps)
+    ck_assert_int_eq(d.warn_flags, KILL_FULL_JOB | KILL_JOB_BATCH);
+    desc.script = nullptr;
     const char *none_env[] = {"IDLETIME_MODE=none", "IDLETIME_QUOTA=team-b"};
     desc.spank_job_env = const_cast<char **>(none_env);
     desc.account = const_cast<char *>("team-b");

@@ -75,7 +75,7 @@ std::optional<std::string> disagreeing_partition(const std::string &mine, const 
     return std::nullopt;
 }
 
-void add_notice(const idletime_config_t *cfg, idletime_mode_t mode, Decision &d) {
+void add_notice(const idletime_config_t *cfg, idletime_mode_t mode, bool batch, Decision &d) {
     if (mode == IDLETIME_MODE_NONE) return;
     idletime_idle_settings_t s{};
     idletime_config_idle_settings(cfg, &s);
@@ -83,6 +83,7 @@ void add_notice(const idletime_config_t *cfg, idletime_mode_t mode, Decision &d)
     d.notice = true;
     d.warn_signal = static_cast<uint16_t>(s.checkpoint_signal);
     d.warn_time = static_cast<uint16_t>(std::min<uint32_t>(s.grace_time_s, 0xfffe));
+    d.warn_flags = batch ? (KILL_FULL_JOB | KILL_JOB_BATCH) : 0;
 }
 
 }  // namespace
@@ -93,6 +94,7 @@ Submission view_of(const job_desc_msg_t *desc) {
     s.quota = spank_value(desc, IDLETIME_ENV_QUOTA);
     s.account_hint = spank_value(desc, IDLETIME_ENV_ACCOUNT);
     s.account = opt_str(desc->account);
+    s.batch = desc->script != nullptr;
     s.partition = opt_str(desc->partition);
     for (const char *t : {desc->tres_per_job, desc->tres_per_node, desc->tres_per_socket, desc->tres_per_task})
         if (t && *t) s.tres.emplace_back(t);
@@ -145,7 +147,7 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
     if (!sub.mode) d.job_env.emplace_back(IDLETIME_ENV_MODE, idletime_mode_name(req.mode));
     if (!sub.quota) d.job_env.emplace_back(IDLETIME_ENV_QUOTA, d.quota);
     d.requeue = idletime_resolution_requeue(res.get()) != 0;
-    add_notice(cfg, req.mode, d);
+    add_notice(cfg, req.mode, sub.batch, d);
     d.summary = std::string("mode=") + idletime_mode_name(req.mode) + " quota=" + d.quota +
                 " account=" + (account ? *account : "?") + " partitions=" + d.partitions;
     return d;

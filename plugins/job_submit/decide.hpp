@@ -18,6 +18,7 @@ struct Submission {
     std::optional<std::string> mode, quota, account_hint;  // from spank_job_env
     std::optional<std::string> account, partition;         // job_desc->account, ->partition
     std::vector<std::string> tres;                         // tres_per_job/node/socket/task
+    bool batch = false;                                    // job_desc->script set (sbatch)
 };
 
 // Copies what the decision needs out of job_desc (no allocation by Slurm, no I/O).
@@ -36,6 +37,10 @@ struct Decision {
     bool notice = false;         // Apply: set warn_signal/warn_time/warn_flags
     uint16_t warn_signal = 0;    // signal number
     uint16_t warn_time = 0;      // seconds (the idle partitions' GraceTime)
+    // Batch job: KILL_FULL_JOB|KILL_JOB_BATCH, i.e. the batch shell's whole process group (a
+    // training process that is its child, and srun, which forwards it to its step's tasks);
+    // otherwise 0 = every step. See doc/design/notice-and-release.md.
+    uint16_t warn_flags = 0;
     std::string quota, summary;  // for the log line
     // Apply: NAME, value pairs the job must see that the submission did not carry (the resolved
     // quota when --quota was not given; the mode when only the quota was): job_submit_idletime

@@ -131,7 +131,7 @@ void apply(const Decision &d, job_desc_msg_t *desc) {
                        desc->warn_signal, d.warn_signal);
         desc->warn_signal = d.warn_signal;
         desc->warn_time = d.warn_time;
-        desc->warn_flags = KILL_JOB_BATCH;  // batch shell gets it (preempt_send_user_signal)
+        desc->warn_flags = d.warn_flags;
     }
 }
 

@@ -1,6 +1,8 @@
 // extern "C" surface of libidletime-ckpt: the only place exceptions stop.
 #include "idletime/ckpt.h"
 
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -282,6 +284,19 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step)
     return guard(h, [&](auto &s) { s.heartbeat().progress(step); return 0; });
 }
 
+// libslurm's plugins (auth/munge) take symbols such as slurm_conf from the global scope. Loaded
+// with RTLD_LOCAL (Python's ctypes does that), libslurm is not in it and every RPC fails with
+// "undefined symbol: slurm_conf": promote the already loaded libslurm to RTLD_GLOBAL.
+static void make_libslurm_global()
+{
+    auto fn = &slurm_requeue;
+    void *addr = nullptr;
+    std::memcpy(&addr, &fn, sizeof addr);
+    Dl_info info{};
+    if (dladdr(addr, &info) && info.dli_fname)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept open on purpose
+}
+
 int idletime_ckpt_release(idletime_ckpt_t *h)
 {
     return guard(h, [](auto &s) {
@@ -293,7 +308,10 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
                                  "option); nothing to requeue");
         s.wait();  // the final save must be durable first
         static std::once_flag once;
-        std::call_once(once, [] { slurm_init(nullptr); });
+        std::call_once(once, [] {
+            make_libslurm_global();
+            slurm_init(nullptr);
+        });
         if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
                                         slurm_strerror(slurm_get_errno()));
