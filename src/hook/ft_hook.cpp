@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -20,6 +21,9 @@
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
+#endif
+#ifndef IDLETIME_DEFAULT_LAST_GOOD
+#define IDLETIME_DEFAULT_LAST_GOOD "/var/lib/idletime/ft-hook-last-good.json"
 #endif
 
 namespace {
@@ -46,6 +50,7 @@ void logf(const char *fmt, ...) {
 struct Options {
     std::string config = IDLETIME_DEFAULT_CONFIG;
     std::string log;
+    std::string last_good = IDLETIME_DEFAULT_LAST_GOOD;  // "" = no cache
     uint32_t job_id = 0;
     bool foreground = false;
     int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
@@ -62,26 +67,75 @@ bool parse_u32(const char *s, uint32_t &out) {
     return true;
 }
 
-// Site settings: the config's fault_tolerance object, or built-in defaults with a log line.
-FtSettings site_settings(const std::string &path) {
+bool read_text(const std::string &path, std::string &out) {
     std::ifstream in(path);
-    if (!in) {
-        logf("config %s not readable: using built-in fault-tolerance defaults", path.c_str());
-        return FtSettings{};
-    }
+    if (!in) return false;
     std::stringstream ss;
     ss << in.rdbuf();
+    out = ss.str();
+    return !in.bad();
+}
+
+// A whole site config text, parsed and validated; out = its fault_tolerance settings.
+bool load_ft(const std::string &text, FtSettings &out, std::string &err) {
     Config cfg;
     std::vector<std::string> errors;
-    if (config_parse(ss.str(), cfg, errors)) config_validate(cfg, errors);
-    std::string err;
+    if (config_parse(text, cfg, errors)) config_validate(cfg, errors);
     if (errors.empty() && !ft_validate(cfg.ft, err)) errors.push_back(err);
     if (!errors.empty()) {
-        logf("config %s invalid (%s): using built-in fault-tolerance defaults", path.c_str(),
-             errors[0].c_str());
-        return FtSettings{};
+        err = errors[0];
+        return false;
     }
-    return cfg.ft;
+    out = cfg.ft;
+    return true;
+}
+
+// Keeps a copy of the config that loaded, for the day an edit breaks it. Written only when it
+// changed, through a temp file and rename (hooks of several jobs may run at once).
+void save_last_good(const std::string &path, const std::string &text) {
+    std::string old;
+    if (path.empty() || (read_text(path, old) && old == text)) return;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << text;
+        if (!out.flush()) {
+            logf("cannot write the last good config %s", tmp.c_str());
+            unlink(tmp.c_str());
+            return;
+        }
+    }
+    if (rename(tmp.c_str(), path.c_str()) != 0) {
+        logf("cannot save the last good config %s: %s", path.c_str(), strerror(errno));
+        unlink(tmp.c_str());
+    }
+}
+
+// Site settings: the config's fault_tolerance object; when it is unreadable or invalid, the
+// last good config (--last-good), else built-in defaults. Every fallback is logged with why.
+FtSettings site_settings(const std::string &path, const std::string &last_good) {
+    std::string text, err, why;
+    FtSettings s;
+    if (!read_text(path, text)) {
+        why = "not readable";
+    } else if (load_ft(text, s, err)) {
+        save_last_good(last_good, text);
+        return s;
+    } else {
+        why = "invalid (" + err + ")";
+    }
+    std::string lg_err;
+    if (!last_good.empty() && read_text(last_good, text) && load_ft(text, s, lg_err)) {
+        logf("config %s %s: refused, using the last good config saved in %s", path.c_str(),
+             why.c_str(), last_good.c_str());
+        return s;
+    }
+    logf("config %s %s and no usable last good config%s%s: using built-in fault-tolerance "
+         "defaults", path.c_str(), why.c_str(), last_good.empty() ? "" : " in ",
+         last_good.c_str());
+    return FtSettings{};
 }
 
 // Per-job options the SPANK plugin exported into the epilog environment.
@@ -193,7 +247,7 @@ bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wa
 
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
-    const FtSettings site = site_settings(o.config);
+    const FtSettings site = site_settings(o.config, o.last_good);
     ft::Plan p = ft::judge(site, job.snap, time(nullptr));
     for (const auto &n : p.notes) logf("job %u: %s", o.job_id, n.c_str());
     if (p.op == ft::Op::Nothing) return 0;
@@ -224,23 +278,28 @@ int run(const Options &o, slurmjob::Job &job) {
 }
 
 void usage(FILE *f) {
-    fprintf(f, "usage: idletime-ft-hook [--config FILE] [--log FILE] [--job ID] [--foreground]\n"
-               "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n");
+    fprintf(f, "usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--log FILE] [--job ID] "
+               "[--foreground]\n"
+               "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
+               "  --last-good: copy of the last config that loaded (default %s; \"\" = none),\n"
+               "  used while the config is unreadable or invalid.\n", IDLETIME_DEFAULT_LAST_GOOD);
 }
 
 bool parse_args(int argc, char **argv, Options &o) {
     static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
                                       {"log", required_argument, nullptr, 'l'},
+                                      {"last-good", required_argument, nullptr, 'g'},
                                       {"job", required_argument, nullptr, 'j'},
                                       {"foreground", no_argument, nullptr, 'f'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
     const char *job = getenv("SLURM_JOB_ID");
-    while ((c = getopt_long(argc, argv, "c:l:j:fh", longopts, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:l:g:j:fh", longopts, nullptr)) != -1) {
         switch (c) {
         case 'c': o.config = optarg; break;
         case 'l': o.log = optarg; break;
+        case 'g': o.last_good = optarg; break;
         case 'j': job = optarg; break;
         case 'f': o.foreground = true; break;
         case 'h': usage(stdout); exit(0);

@@ -7,6 +7,7 @@ src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 sbin_PROGRAMS += src/hook/idletime-ft-hook
 src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"'
+	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
+	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"'
 src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la \
 	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)

@@ -48,3 +48,25 @@ ft_acct_has() {
 
 # ft_admin JOBID: the live AdminComment (scontrol).
 ft_admin() { scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p'; }
+
+# ft_workers_submit RUNTYPE SECONDS: alice's job of three worker steps (idletime-run --srun
+# --workers=3, one srun step each, ft-job.sh worker SECONDS) under --run-type=RUNTYPE; prints the id.
+ft_workers_submit() {
+	it_submit alice -J "ft-$1" -p quota-team-a -t 5 -N1 -n3 --open-mode=append --run-type="$1" \
+		--wrap="exec $FT_RUN --workers=3 --srun -- $IT_JOBS_DIR/ft-job.sh worker $2"
+}
+
+# ft_worker_steps OUTFILE RUN: "index step" of each worker start line of restart count RUN (the
+# job's output has a "run R worker T" line before each worker's start line).
+ft_worker_steps() {
+	awk -v run="$2" '$1 == "run" && $3 == "worker" { r = $2 }
+		$1 == "worker" && $3 == "start" && r == run { print $2, $8 }' "$1"
+}
+
+# ft_worker_starts OUTFILE INDEX: how many times worker INDEX started (all runs).
+ft_worker_starts() { grep -c "^worker $2 start " "$1"; }
+
+# ft_running_steps JOBID: "stepid starttime" of the job's running srun steps (not batch/extern).
+ft_running_steps() {
+	squeue -h -s -j "$1" -o '%i %S' 2>/dev/null | awk -v j="$1." 'index($1, j) == 1 { s = substr($1, length(j) + 1); if (s ~ /^[0-9]+$/) print s, $2 }' | sort -n
+}

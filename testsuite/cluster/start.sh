@@ -185,8 +185,9 @@ fi
 FT_HOOK=
 if [ "$PLUGINS" = 1 ] && [ -x "$PREFIX/sbin/idletime-ft-hook" ]; then
 	FT_HOOK=$IC_BIN/idletime-ft-hook-wrapper
-	printf '#!/bin/sh\nSLURM_CONF=%q; export SLURM_CONF\nexec %q --config %q --log %q\n' "$IC_CONF" "$PREFIX/sbin/idletime-ft-hook" "$CONFIG" \
-		"$IC_LOGD/ft-hook.log" >"$FT_HOOK.new"
+	# --last-good: the hook's copy of the last config that loaded (used while CONFIG is invalid).
+	printf '#!/bin/sh\nSLURM_CONF=%q; export SLURM_CONF\nexec %q --config %q --log %q --last-good %q\n' "$IC_CONF" \
+		"$PREFIX/sbin/idletime-ft-hook" "$CONFIG" "$IC_LOGD/ft-hook.log" "$IC_SPOOL/ft-hook-last-good.json" >"$FT_HOOK.new"
 	chmod 755 "$FT_HOOK.new"
 	mv "$FT_HOOK.new" "$FT_HOOK"
 fi

@@ -5,7 +5,11 @@
 #   hang                  silent forever (no output, no heartbeat)
 #   slow SECONDS EVERY    silent on stdout, heartbeat every EVERY s, exits 0 after SECONDS
 #   sleep SECONDS         sleeps, exits 0
-#   worker SECONDS        async/sync worker: prints "worker <index> start", sleeps, exits 0
+#   worker SECONDS        async/sync worker: prints "worker <index> start <time> pid <pid> step
+#                         <step id>", sleeps, exits 0
+#   plan ACTION...        run r does ACTION number r (the last one for later runs):
+#                         exit:N (exits N), wait (traps the preemption notice USR1, waits until
+#                         SIGTERM, exits 143), ok (exits 0)
 set -u
 mode=$1
 shift
@@ -24,8 +28,21 @@ slow)
 	echo "slow done after $step heartbeats" ;;
 sleep) sleep "$1" ;;
 worker)
-	echo "worker ${IDLETIME_WORKER_INDEX:-?} start $(date +%s) pid $$"
+	echo "worker ${IDLETIME_WORKER_INDEX:-?} start $(date +%s) pid $$ step ${SLURM_STEP_ID:-?}"
 	sleep "$1"
 	echo "worker ${IDLETIME_WORKER_INDEX:-?} done" ;;
+plan)
+	r=${SLURM_RESTART_COUNT:-0}
+	[ "$r" -lt $# ] && act=${*:r+1:1} || act=${*: -1}
+	echo "plan run $r: $act"
+	case $act in
+	exit:*) exit "${act#exit:}" ;;
+	ok) exit 0 ;;
+	wait)
+		trap 'echo "notice $(date +%s)"' USR1
+		trap 'echo "term $(date +%s)"; exit 143' TERM
+		while :; do sleep 1; done ;;
+	*) echo "ft-job.sh: unknown plan action $act" >&2; exit 2 ;;
+	esac ;;
 *) echo "ft-job.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
