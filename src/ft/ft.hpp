@@ -132,6 +132,8 @@ struct RunRecord {
     std::string reason;     // Classification::reason (truncated)
     std::string action;     // action_str of the decision
     int64_t ended = 0;
+    int64_t ckpt = 0;       // newest durable checkpoint when the run ended (Comment
+                            // "idletime:ckpt=<t>"): the next run resumes from it; 0 = none
 };
 
 struct JobState {

@@ -3,6 +3,9 @@
 
 #include <sys/wait.h>
 
+#include <charconv>
+#include <cstring>
+
 namespace idletime::ft {
 
 const char *op_str(Op o) {
@@ -35,6 +38,21 @@ bool take_report(const JobSnapshot &j, AgentReport &rep, std::vector<std::string
         return false;
     }
     return true;
+}
+
+// Newest durable checkpoint the job published in its Comment ("idletime:ckpt=<unix time>",
+// written by libidletime-ckpt, see src/sched/comment.cpp); 0 when there is none.
+int64_t published_checkpoint(const std::string &comment) {
+    static constexpr std::string_view tok = "idletime:ckpt=";
+    for (size_t pos = comment.find(tok); pos != std::string::npos; pos = comment.find(tok, pos + 1)) {
+        if (pos > 0 && !std::strchr(" \t,;\n", comment[pos - 1])) continue;
+        const char *b = comment.data() + pos + tok.size(), *e = comment.data() + comment.size();
+        int64_t t = 0;
+        auto r = std::from_chars(b, e, t);
+        if (r.ec == std::errc{} && r.ptr != b && (r.ptr == e || std::strchr(" \t,;\n", *r.ptr)) && t > 0)
+            return t;
+    }
+    return 0;
 }
 
 bool was_preempted(const JobSnapshot &j) {
@@ -132,6 +150,7 @@ Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
     p.decision = decide(s, c, p.cause);
     if (p.cause.kind == "requeue") p.decision.reason = p.cause.reason;
     state_record(st, ended_run(j), key, p.cause, p.decision, now);
+    st.history.back().ckpt = published_checkpoint(j.comment);  // what the next run resumes from
     p.new_state = st;
     settle(p, j, now);
     if (p.cause.verdict == Verdict::NodeFailure && p.decision.action == Action::Restart)

@@ -118,7 +118,7 @@ bool parse_history(json_object *o, JobState &st, std::string &err) {
         RunRecord r;
         if (!get_u32(e, "r", r.run, err) || !get_str(e, "k", r.kind, err) ||
             !get_str(e, "w", r.reason, err) || !get_str(e, "a", r.action, err) ||
-            !get_i64(e, "t", r.ended, err))
+            !get_i64(e, "t", r.ended, err) || !get_i64(e, "c", r.ckpt, err))
             return false;
         st.history.push_back(std::move(r));
     }
@@ -147,6 +147,7 @@ std::string state_serialize(const JobState &st) {
         put_str(e, "w", cut(r.reason, kMaxReason));
         put_str(e, "a", r.action);
         put_int(e, "t", r.ended);
+        if (r.ckpt) put_int(e, "c", r.ckpt);
         json_object_array_add(h, e);
     }
     json_object_object_add(o, "h", h);

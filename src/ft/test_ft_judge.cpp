@@ -178,6 +178,38 @@ START_TEST(t_judge) {
 }
 END_TEST
 
+// The newest checkpoint published in the Comment is kept with the run (what the next run
+// resumes from) and survives the round trip; a Comment without a valid token gives 0.
+struct CkptRow {
+    const char *comment;
+    int64_t want;
+};
+const CkptRow ckpt_rows[] = {
+    {"idletime:ckpt=1700000123", 1700000123},
+    {"my notes idletime:ckpt=1700000124", 1700000124},
+    {"idletime:ckpt=1700000125;other", 1700000125},
+    {"xidletime:ckpt=1700000126", 0},
+    {"idletime:ckpt=12ab", 0},
+    {"idletime:ckpt=", 0},
+    {"my notes", 0},
+    {"", 0},
+};
+
+START_TEST(t_judge_ckpt) {
+    const CkptRow &r = ckpt_rows[_i];
+    JobSnapshot j = failed_job(137);
+    j.comment = r.comment;
+    Plan p = judge(FtSettings{}, j, kNow);
+    ck_assert_uint_eq(p.new_state.history.size(), 1);
+    ck_assert_int_eq(p.new_state.history.back().ckpt, r.want);
+    JobState back;
+    std::string err;
+    ck_assert(state_parse(state_serialize(p.new_state), back, err));
+    ck_assert_int_eq(back.history.back().ckpt, r.want);
+    ck_assert_int_eq(state_serialize(p.new_state).find("\"c\":") != std::string::npos, r.want != 0);
+}
+END_TEST
+
 }  // namespace
 
 Suite *ft_suite_judge();
@@ -186,6 +218,7 @@ Suite *ft_suite_judge() {
     Suite *s = suite_create("ft-judge");
     TCase *t = tcase_create("judge");
     tcase_add_loop_test(t, t_judge, 0, int(sizeof rows / sizeof rows[0]));
+    tcase_add_loop_test(t, t_judge_ckpt, 0, int(sizeof ckpt_rows / sizeof ckpt_rows[0]));
     suite_add_tcase(s, t);
     return s;
 }
