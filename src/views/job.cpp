@@ -238,6 +238,27 @@ uint32_t tres_gpus(const std::string &tres) {
     return sum;
 }
 
+const std::string &newest_record(const std::string &live, const std::string &accounting) {
+    ft::JobState a, l;
+    std::string err;
+    if (accounting.empty() || !ft::state_parse(accounting, a, err)) return live;
+    if (live.empty() || !ft::state_parse(live, l, err)) return accounting;
+    return a.judged_start > l.judged_start ? accounting : live;
+}
+
+int64_t published_checkpoint(const std::string &comment) {
+    static const std::string tok = "idletime:ckpt=";
+    auto sep = [](char c) { return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '\n'; };
+    for (size_t pos = comment.find(tok); pos != std::string::npos; pos = comment.find(tok, pos + 1)) {
+        if (pos > 0 && !sep(comment[pos - 1])) continue;
+        size_t b = pos + tok.size(), e = b;
+        while (e < comment.size() && std::isdigit(static_cast<unsigned char>(comment[e]))) e++;
+        if (e == b || e - b > 18 || (e < comment.size() && !sep(comment[e]))) continue;
+        return std::stoll(comment.substr(b, e - b));
+    }
+    return 0;
+}
+
 std::string format_age(int64_t s) {
     if (s < 0) s = 0;
     auto two = [](int64_t n) { return (n < 10 ? "0" : "") + std::to_string(n); };

@@ -33,6 +33,7 @@ struct JobInfo {
     int wait_status = 0;                  // job_info_t.exit_code (wait(2) status)
     std::string state_reason;             // Slurm's reason text for pending/failed jobs
     std::string admin_comment;            // the fault-tolerance record (ft::kStatePrefix...)
+    std::string comment;                  // may carry "idletime:ckpt=<t>" (newest checkpoint)
 };
 
 enum class Status { Queuing, Running, ResourcePreempted, Restarting, Succeeded, Failed, Stopped };
@@ -90,6 +91,15 @@ JobView derive(const Catalog &cat, const JobInfo &j, int64_t now, bool operator_
 // string like "cpu=8,mem=16G,node=1,billing=8,gres/gpu=4,gres/gpu:a100=4". 0 when absent.
 uint32_t tres_count(const std::string &tres, const std::string &name);
 uint32_t tres_gpus(const std::string &tres);
+
+// The fault-tolerance record to show: `accounting` (the newest accounting record's AdminComment,
+// where the hook stores the final record of an ended job) when it parses and judged a later run
+// than `live` (slurmctld's AdminComment, stale once the job ended), else `live`.
+const std::string &newest_record(const std::string &live, const std::string &accounting);
+
+// Newest durable checkpoint a job published in its Comment ("idletime:ckpt=<unix time>",
+// src/ckpt/publish.cpp); 0 when there is none or the token is malformed.
+int64_t published_checkpoint(const std::string &comment);
 
 // "3d04h", "2h05m", "4m10s", "12s".
 std::string format_age(int64_t seconds);

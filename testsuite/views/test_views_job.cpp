@@ -173,6 +173,35 @@ START_TEST(test_age_and_names) {
 }
 END_TEST
 
+// The final record only accounting holds wins when it judged a later run; garbage never wins.
+START_TEST(test_newest_record) {
+    ft::JobState st;
+    st.judged_start = kNow - 100;
+    std::string live = ft::state_serialize(st);
+    st.judged_start = kNow - 10;
+    st.final_reason = "max restarts exceeded";
+    std::string acct = ft::state_serialize(st);
+    ck_assert_str_eq(newest_record(live, acct).c_str(), acct.c_str());
+    ck_assert_str_eq(newest_record(acct, live).c_str(), acct.c_str());
+    ck_assert_str_eq(newest_record(live, live).c_str(), live.c_str());
+    ck_assert_str_eq(newest_record(live, "").c_str(), live.c_str());
+    ck_assert_str_eq(newest_record(live, "idletime-ft:{bad").c_str(), live.c_str());
+    ck_assert_str_eq(newest_record("", acct).c_str(), acct.c_str());
+    ck_assert_str_eq(newest_record("user text", acct).c_str(), acct.c_str());
+}
+END_TEST
+
+// The checkpoint token of the Comment, as libidletime-ckpt writes it (alone or after user text).
+START_TEST(test_published_checkpoint) {
+    const std::pair<const char *, int64_t> rows[] = {
+        {"idletime:ckpt=1700000123", 1700000123}, {"notes idletime:ckpt=1700000124", 1700000124},
+        {"idletime:ckpt=1700000125;x", 1700000125}, {"aidletime:ckpt=1700000126", 0},
+        {"idletime:ckpt=17x", 0}, {"idletime:ckpt=", 0}, {"", 0}, {"idletime-run:{}", 0},
+    };
+    for (const auto &[text, want] : rows) ck_assert_msg(published_checkpoint(text) == want, "%s", text);
+}
+END_TEST
+
 Suite *make_suite() {
     Suite *s = suite_create("views_job");
     TCase *t = tcase_create("job");
@@ -181,6 +210,8 @@ Suite *make_suite() {
     tcase_add_test(t, test_garbage_record_ignored);
     tcase_add_test(t, test_tres);
     tcase_add_test(t, test_age_and_names);
+    tcase_add_test(t, test_newest_record);
+    tcase_add_test(t, test_published_checkpoint);
     suite_add_tcase(s, t);
     return s;
 }

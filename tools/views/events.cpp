@@ -29,6 +29,7 @@ struct Run {
     Resources res = Resources::None;
     std::string ended;  // how the run ended, in words
     std::string nodes;
+    int64_t resumed_from = 0;  // checkpoint (time taken) this run resumed from, 0 = none known
 };
 
 // How a run ended: the FT record's cause when it judged that run, else Slurm's state.
@@ -62,8 +63,10 @@ std::vector<Run> runs_of(const Catalog &cat, const std::vector<slurmread::RunRow
         std::string pool;
         if (r.start > 0) x.res = cat.partition_kind(r.partition, pool);
         const ft::RunRecord *rec = nullptr;
-        for (const ft::RunRecord &h : st.history)
+        for (const ft::RunRecord &h : st.history) {
             if (h.run == n) rec = &h;
+            if (r.start > 0 && n > 0 && h.run + 1 == n) x.resumed_from = h.ckpt;  // newest at the previous end
+        }
         x.ended = ending(r, rec);
         x.nodes = x.res == Resources::NotInQuota && !op ? kHiddenNodes : r.nodes;
         if (r.start > 0) n++;
@@ -72,25 +75,26 @@ std::vector<Run> runs_of(const Catalog &cat, const std::vector<slurmread::RunRow
     return out;
 }
 
-void print_text(uint32_t id, const std::vector<Run> &runs, const ft::JobState &st, bool have_ft) {
+void print_text(uint32_t id, const std::vector<Run> &runs, const ft::JobState &st, bool have_ft, int64_t ckpt) {
     std::vector<std::vector<std::string>> rows{
-        {"RUN", "START", "END", "PARTITION", "RESOURCES", "GPUS", "NODES", "ENDED"}};
+        {"RUN", "START", "END", "PARTITION", "RESOURCES", "GPUS", "NODES", "RESUMED_FROM", "ENDED"}};
     int n = 0;
     for (const Run &r : runs) {
         bool started = r.row.start > 0;
         rows.push_back({started ? std::to_string(n) : "-", when(r.row.start), when(r.row.end),
                         r.row.partition.empty() ? "-" : r.row.partition,
                         resources_name(r.res)[0] ? resources_name(r.res) : "-", std::to_string(r.row.gpus),
-                        r.nodes.empty() ? "-" : r.nodes, r.ended});
+                        r.nodes.empty() ? "-" : r.nodes, when(r.resumed_from), r.ended});
         n += started;
     }
     std::cout << "Job " << id << ": " << st.counters.preemptions << " preemptions, " << st.counters.failures
               << " failure restarts" << (have_ft ? "" : " (no fault-tolerance record)") << "\n";
     if (!st.final_reason.empty()) std::cout << "Not restarted: " << st.final_reason << "\n";
+    std::cout << "Newest checkpoint: " << (ckpt ? when(ckpt) : "none published") << "\n";
     std::cout << columns(rows);
 }
 
-void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &st, bool have_ft) {
+void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &st, bool have_ft, int64_t ckpt) {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "schema_version", json_object_new_int(kSchemaVersion));
     json_object_object_add(o, "job_id", json_object_new_int64(id));
@@ -99,6 +103,7 @@ void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &s
     json_object_object_add(o, "failures", json_object_new_int64(st.counters.failures));
     json_object_object_add(o, "final_reason",
                            st.final_reason.empty() ? nullptr : json_object_new_string(st.final_reason.c_str()));
+    json_object_object_add(o, "newest_checkpoint", ckpt ? json_object_new_int64(ckpt) : nullptr);
     json_object *arr = json_object_new_array();
     for (const Run &r : runs) {
         json_object *e = json_object_new_object();
@@ -110,6 +115,8 @@ void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &s
         json_object_object_add(e, "nodes", json_object_new_string(r.nodes.c_str()));
         json_object_object_add(e, "slurm_state", json_object_new_string(r.row.state.c_str()));
         json_object_object_add(e, "ended", json_object_new_string(r.ended.c_str()));
+        json_object_object_add(e, "resumed_from_checkpoint",
+                               r.resumed_from ? json_object_new_int64(r.resumed_from) : nullptr);
         json_object_array_add(arr, e);
     }
     json_object_object_add(o, "runs", arr);
@@ -130,12 +137,16 @@ int events_main(const Config &cfg, uint32_t job_id, bool json) {
         return 1;
     }
     if (rows.empty() && !live) return std::cerr << "idletime jobs: --events: job " << job_id << " not found\n", 1;
+    // The newest record: slurmctld's, or the final one only accounting holds once the job ended.
+    const std::string record = newest_record(live ? j.admin_comment : std::string(),
+                                              rows.empty() ? std::string() : rows.back().admin_comment);
     ft::JobState st;
-    bool have_ft = live && !j.admin_comment.empty() && ft::state_parse(j.admin_comment, st, err);
+    bool have_ft = !record.empty() && ft::state_parse(record, st, err);
     if (!have_ft) st = ft::JobState{};
+    int64_t ckpt = live ? published_checkpoint(j.comment) : 0;
     Catalog cat(cfg);
     std::vector<Run> runs = runs_of(cat, rows, st, slurmread::is_operator(getuid(), why));
-    if (json) print_json(job_id, runs, st, have_ft);
-    else print_text(job_id, runs, st, have_ft);
+    if (json) print_json(job_id, runs, st, have_ft, ckpt);
+    else print_text(job_id, runs, st, have_ft, ckpt);
     return 0;
 }

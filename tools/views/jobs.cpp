@@ -102,10 +102,28 @@ bool keep(const Opts &o, const JobView &v) {
     return true;
 }
 
+// An ended job's final FT record (e.g. "max restarts exceeded") is only in accounting: one
+// slurmdbd query for the ended jobs that did not succeed. Without slurmdbd the live record stays.
+void fill_final_records(std::vector<JobInfo> &jobs) {
+    std::vector<uint32_t> ids;
+    for (const JobInfo &j : jobs)
+        if (j.state != SlurmState::Pending && j.state != SlurmState::Running && j.state != SlurmState::Suspended &&
+            j.state != SlurmState::Complete)
+            ids.push_back(j.job_id);
+    std::map<uint32_t, std::string> acct;
+    std::string err;
+    if (ids.empty() || !slurmread::accounting_admin_comments(ids, acct, err)) return;
+    for (JobInfo &j : jobs) {
+        auto it = acct.find(j.job_id);
+        if (it != acct.end()) j.admin_comment = newest_record(j.admin_comment, it->second);
+    }
+}
+
 int list(const Config &cfg, const Opts &o) {
     std::vector<JobInfo> jobs;
     std::string err, why;
     if (!slurmread::load_jobs(jobs, err)) return std::cerr << kProg << ": slurm_load_jobs: " << err << "\n", 1;
+    fill_final_records(jobs);
     bool op = slurmread::is_operator(getuid(), why);
     Catalog cat(cfg);
     int64_t now = time(nullptr);

@@ -95,6 +95,7 @@ void copy_job(const slurm_job_info_t &j, JobInfo &o) {
     o.wait_status = int(j.exit_code);
     o.state_reason = j.state_desc ? j.state_desc : reason_name(j.state_reason);
     o.admin_comment = s(j.admin_comment);
+    o.comment = s(j.comment);
 }
 
 // Owns a slurmdbd connection for one function.
@@ -224,7 +225,37 @@ bool job_runs(uint32_t job_id, std::vector<RunRow> &out, std::string &err) {
             r.state = state_name(j.state);
             r.wait_status = int(j.exitcode);
             r.gpus = views::tres_gpus(s(j.tres_alloc_str));
+            r.admin_comment = s(j.admin_comment);
             out.push_back(r);
+        });
+    }
+    slurm_list_destroy(cond.step_list);
+    return err.empty();
+}
+
+bool accounting_admin_comments(const std::vector<uint32_t> &ids, std::map<uint32_t, std::string> &out,
+                               std::string &err) {
+    if (ids.empty()) return true;
+    Db db;
+    if (!db.conn) return err = "cannot connect to slurmdbd: " + slurm_err(), false;
+    std::vector<slurm_selected_step_t> steps(ids.size());
+    slurmdb_job_cond_t cond{};
+    cond.flags = JOBCOND_FLAG_NO_STEP;  // no DUP: only the newest record of each job
+    cond.step_list = slurm_list_create(nullptr);
+    for (size_t i = 0; i < ids.size(); i++) {
+        steps[i].array_task_id = NO_VAL;
+        steps[i].het_job_offset = NO_VAL;
+        steps[i].step_id.job_id = ids[i];
+        steps[i].step_id.step_id = NO_VAL;
+        steps[i].step_id.step_het_comp = NO_VAL;
+        slurm_list_append(cond.step_list, &steps[i]);
+    }
+    cond.usage_start = 1;
+    {
+        ListOf jobs(slurmdb_jobs_get(db.conn, &cond));
+        if (!jobs.l) err = "slurmdbd: " + slurm_err();
+        jobs.each<slurmdb_job_rec_t>([&](slurmdb_job_rec_t &j) {
+            if (j.admin_comment) out[j.jobid] = j.admin_comment;
         });
     }
     slurm_list_destroy(cond.step_list);

@@ -3,6 +3,7 @@
 // false with a one-line err (Slurm's own error text) on failure.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,14 @@ struct RunRow {
     std::string partition, nodes, state;  // state: "COMPLETED", "PREEMPTED", "REQUEUED", ...
     int wait_status = 0;                  // exit code as a wait(2) status
     uint32_t gpus = 0;
+    std::string admin_comment;            // the FT record as stored with this run
 };
 // Every record of the job id (duplicates included), oldest first.
 bool job_runs(uint32_t job_id, std::vector<RunRow> &out, std::string &err);
+
+// AdminComment of the newest accounting record of each job id, in one slurmdbd query. The ft
+// hook can store a job's final record only there (slurmctld refuses updates of ended jobs).
+bool accounting_admin_comments(const std::vector<uint32_t> &ids, std::map<uint32_t, std::string> &out,
+                               std::string &err);
 
 }  // namespace idletime::slurmread
