@@ -39,6 +39,11 @@ Fd open_trusted_dir(const std::string &dir, struct stat *st)
                                 " is a symlink; refusing it (allowed: a real directory)");
     if (!S_ISDIR(st->st_mode))
         throw Error(-EPERM, "checkpoint directory " + dir + " is not a directory");
+    // Before open(): another user's 0700 directory would only say "Permission denied".
+    if (st->st_uid != ::geteuid())
+        throw Error(-EPERM, "checkpoint directory " + dir + " is owned by uid " +
+                                std::to_string(st->st_uid) + ", not by us (uid " +
+                                std::to_string(::geteuid()) + "); refusing to use it");
     Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd)
         throw_errno("open checkpoint directory " + dir);
