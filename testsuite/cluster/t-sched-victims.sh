@@ -40,8 +40,9 @@ for i in 0 1 2; do
 	runuser -u alice -- env SLURM_CONF="$SLURM_CONF" scontrol update jobid="${ids[$i]}" \
 		comment="note-$i idletime:ckpt=$((now - AGES[i]))" || it_fail "alice could not set the Comment of ${ids[$i]}"
 done
-fresh=${ids[1]}
-for i in 0 1 2; do [ "${AGES[$i]}" -lt "${AGES[1]}" ] && fresh=${ids[$i]}; done
+best=0
+for i in 1 2; do [ "${AGES[$i]}" -lt "${AGES[$best]}" ] && best=$i; done
+fresh=${ids[$best]}
 
 owner=$(it_submit alice -J owner --quota=team-a --idle-resources=none --gres=gpu:4 -c 1 "$SLEEP" 600) ||
 	it_fail "sbatch of the guaranteed job"
