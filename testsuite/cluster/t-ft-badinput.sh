@@ -1,7 +1,8 @@
 #!/bin/bash
 # Bad fault-tolerance input.
 # (a) sbatch --max-restarts=-1, --ft-policy=bogus, --hang-timeout=abc, --run-type=x: sbatch exits
-#     non-zero with one line naming the option and what is allowed (SPANK plugin), no job exists.
+#     non-zero with one idletime line naming the option and what is allowed (SPANK plugin; sbatch
+#     adds its own "Invalid --OPT argument" line), no job exists in squeue or sacct.
 # (b) an invalid regex in the site config: `idletime validate` exits 2 naming
 #     $.fault_tolerance.retryable_patterns[1]; the hook refuses that config, logs why, and keeps the
 #     last good one. The hook's config is a copy made here (wrapper swapped for the test, restored
@@ -22,7 +23,11 @@ reject() {
 	out=$(cd /tmp && runuser -u alice -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "ftbad-$name" \
 		--output=/dev/null -p quota-team-a "$@" "$J" exit 0 2>&1) && rc=0 || rc=$?
 	[ "$rc" -ne 0 ] || it_fail "$name: sbatch accepted the job ($out)"
-	it_assert_eq 1 "$(grep -c . <<<"$out")" "lines printed by sbatch for $name ('$out')"
+	# One idletime line; sbatch itself adds "Invalid --OPT argument: VALUE" whenever a SPANK
+	# option callback fails (plugstack.c), nothing else.
+	it_assert_eq 1 "$(grep -c 'idletime/spank: ' <<<"$out")" "idletime lines printed by sbatch for $name ('$out')"
+	[ -z "$(grep -v -e 'idletime/spank: ' -e '^sbatch: error: Invalid --[a-z-]* argument: ' <<<"$out")" ] ||
+		it_fail "$name: unexpected output '$out'"
 	grep -qF -- "$needle" <<<"$out" || it_fail "$name: sbatch said '$out', expected '$needle'"
 	[ -z "$(squeue -h --name="ftbad-$name" -o %i)" ] || it_fail "$name: a job exists in squeue"
 	[ -z "$(sacct -n -X -a --name="ftbad-$name" -o JobID 2>/dev/null)" ] || it_fail "$name: a job exists in sacct"
@@ -80,4 +85,13 @@ refused=$(tail -n +"$((lines0 + 1))" "$FT_LOG" | grep -F "config $CFG invalid" |
 grep -qF 'retryable_patterns[1]' <<<"$refused" || it_fail "the refusal does not name the pattern: $refused"
 grep -q '(unclosed' "$LAST" && it_fail "the bad config replaced the last good one"
 it_info "job $a (good config) and $b (broken config) both retried once; hook: ${refused#* idletime/ft-hook: }"
+# Control: without the cache the broken config leaves built-in defaults, where 42 is permanent.
+rm -f "$LAST"
+sed -i "/^exec /s#--last-good [^ ]*#--last-good $LAST.none#" "$FT_HOOK_WRAPPER"
+lines1=$(wc -l <"$FT_LOG")
+c=$(it_submit alice -J ft-nocache -p quota-team-a -t 5 --max-restarts=1 "$J" exit 42) || it_fail "sbatch control"
+ft_wait_final "$c" 60 || it_fail "control job $c did not end"
+it_assert_eq 0 "$(it_job_field "$c" Restarts)" "restarts of control job $c (built-in defaults: exit 42 permanent)"
+tail -n +"$((lines1 + 1))" "$FT_LOG" | grep -qF "no usable last good config in $LAST.none: using built-in" ||
+	it_fail "no hook log line for the defaults fallback: $(tail -n +"$((lines1 + 1))" "$FT_LOG" | head -n3)"
 it_pass

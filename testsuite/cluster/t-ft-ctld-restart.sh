@@ -59,6 +59,9 @@ restart_ctld "right after run 2 ended"
 it_info "slurmctld restarted $((($(date +%s%N) - t_end) / 1000000)) ms after run 2's exit was seen"
 it_wait_field "$id" Restarts 3 120 || it_fail "run 2 of $id not requeued across the restart: $(ft_admin "$id")"
 ic_poll 30 admin_has "$id" '"p":1,"f":2,' || it_fail "run 2 not counted: $(ft_admin "$id")"
+# Informational: did the hook's requeue of run 2 reach the old or the restarted slurmctld?
+where=$(awk -v j="Requeuing JobId=$id\$" '/slurmctld version .* started/ { n++ } $0 ~ j { last = n } END { print (last == n ? "the restarted" : "the old") }' "$IC_LOGD/slurmctld.log")
+it_info "run 2's requeue was done by $where slurmctld"
 
 # run 3 completes
 ft_wait_final "$id" 180 || it_fail "job $id did not end"
