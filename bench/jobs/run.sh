@@ -7,7 +7,8 @@
 # Needs MaxJobCount > N: the script restarts the cluster with --extra-conf MaxJobCount=N+5000
 # when slurmctld's limit is lower (start.sh is idempotent). Run it when no test uses the cluster;
 # it cancels its own jobs (name bench-jobs) at the end.
-# Usage: bench/jobs/run.sh [N] [R]   Env: IDLETIME_BIN (default /usr/local/bin/idletime).
+# Usage: bench/jobs/run.sh [N] [R]   Env: IDLETIME_BIN (default /usr/local/bin/idletime),
+# IDLETIME_PREFIX (install prefix for that restart, default start.sh's), IDLETIME_CLUSTER_DIR.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -28,7 +29,7 @@ if [ "${max:-0}" -lt $((N + 1000)) ]; then
 	echo "MaxJobCount=$((N + 5000))" >"$extra"
 	echo "bench/jobs: MaxJobCount=$max < N+1000: restarting slurmctld with --extra-conf $extra" >&2
 	"$CL/stop.sh" >/dev/null 2>&1 || true
-	"$CL/start.sh" --config "$CONFIG" --extra-conf "$extra" >/dev/null
+	"$CL/start.sh" --config "$CONFIG" ${IDLETIME_PREFIX:+--prefix "$IDLETIME_PREFIX"} --extra-conf "$extra" >/dev/null
 fi
 clean() {
 	squeue -h -n bench-jobs -o %i | xargs -r scancel
