@@ -16,4 +16,5 @@ testsuite_sched_test_sched_SOURCES = testsuite/sched/test_sched.cpp testsuite/sc
 	testsuite/sched/sched_fixture.hpp
 testsuite_sched_test_sched_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 testsuite_sched_test_sched_LDADD = $(sched_test_ldadd)
-EXTRA_DIST += testsuite/sched/data/sched16.json testsuite/sched/data/broken.json
+EXTRA_DIST += testsuite/sched/data/sched16.json testsuite/sched/data/broken.json \
+	testsuite/sched/data/sched-slurm.conf testsuite/sched/README

@@ -9,6 +9,10 @@
 # Env: IDLETIME_BUILD_DIR (build tree with plugins/*/badver/.libs, default $PWD).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# Checked before it_begin (which cancels every job): the sched cluster, IDLETIME_CONFIG=testsuite/sched/data/sched16.json and start.sh
+# --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
+scontrol show config | grep -q '^PreemptType *= *preempt/idletime' && scontrol show partition idle-p16 >/dev/null 2>&1 ||
+	it_fail "needs the sched cluster (sched16.json + sched-slurm.conf, see testsuite/sched/README)"
 it_begin
 SLEEP=$IT_JOBS_DIR/sleep.sh
 BUILD=${IDLETIME_BUILD_DIR:-$PWD}

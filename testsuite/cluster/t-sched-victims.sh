@@ -3,15 +3,18 @@
 # last checkpoints are 10 s, 5 min and 20 min old (published in their Comment by their owner);
 # a guaranteed job needing 4 GPUs preempts exactly the one with the freshest checkpoint.
 # The jobs must run longer than the oldest claim (a claim older than the job's start counts as its
-# start), so this test takes about 21 minutes; SCHED_T_AGES="10 60 120" shortens it.
+# start), so this test takes about 21 minutes (run-tests.sh: IT_TEST_TIMEOUT=1500);
+# SCHED_T_AGES="20 3 10" (ages of job 1, 2, 3 in seconds) shortens it.
 # Needs the cluster started with testsuite/sched/data/sched16.json and PreemptType=preempt/idletime.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# Checked before it_begin (which cancels every job): the sched cluster, IDLETIME_CONFIG=testsuite/sched/data/sched16.json and start.sh
+# --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
+scontrol show config | grep -q '^PreemptType *= *preempt/idletime' && scontrol show partition idle-p16 >/dev/null 2>&1 ||
+	it_fail "needs the sched cluster (sched16.json + sched-slurm.conf, see testsuite/sched/README)"
 it_begin
 SLEEP=$IT_JOBS_DIR/sleep.sh
 read -r -a AGES <<<"${SCHED_T_AGES:-1200 10 300}"   # job 1, 2, 3: the freshest is the middle one
-[ "$(scontrol show config | sed -n 's/^PreemptType *= *//p')" = preempt/idletime ] ||
-	it_fail "cluster does not run PreemptType=preempt/idletime"
 
 ids=()
 for i in 0 1 2; do
