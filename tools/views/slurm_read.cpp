@@ -201,6 +201,17 @@ bool drain_node(const std::string &node, const std::string &reason, std::string 
     return true;
 }
 
+// Accounting stores TRES by database id ("1=8,2=16000,1001=4"): the id of gres/gpu, 0 if none.
+uint32_t gpu_tres_id(void *conn) {
+    slurmdb_tres_cond_t cond{};
+    uint32_t id = 0;
+    ListOf all(slurmdb_tres_get(conn, &cond));
+    all.each<slurmdb_tres_rec_t>([&](slurmdb_tres_rec_t &t) {
+        if (t.type && t.name && s(t.type) == "gres" && s(t.name) == "gpu") id = t.id;
+    });
+    return id;
+}
+
 bool job_runs(uint32_t job_id, std::vector<RunRow> &out, std::string &err) {
     Db db;
     if (!db.conn) return err = "cannot connect to slurmdbd: " + slurm_err(), false;
@@ -212,9 +223,11 @@ bool job_runs(uint32_t job_id, std::vector<RunRow> &out, std::string &err) {
     step.step_id.step_het_comp = NO_VAL;
     slurmdb_job_cond_t cond{};
     cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP;
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // 0 would select only jobs whose scheduling flags are 0
     cond.step_list = slurm_list_create(nullptr);
     slurm_list_append(cond.step_list, &step);
     cond.usage_start = 1;  // every record, not only today's
+    const uint32_t gpu_id = gpu_tres_id(db.conn);
     {
         ListOf jobs(slurmdb_jobs_get(db.conn, &cond));
         if (!jobs.l) err = "slurmdbd: " + slurm_err();
@@ -224,7 +237,7 @@ bool job_runs(uint32_t job_id, std::vector<RunRow> &out, std::string &err) {
             r.partition = s(j.partition), r.nodes = s(j.nodes);
             r.state = state_name(j.state);
             r.wait_status = int(j.exitcode);
-            r.gpus = views::tres_gpus(s(j.tres_alloc_str));
+            r.gpus = gpu_id ? views::tres_count(s(j.tres_alloc_str), std::to_string(gpu_id)) : 0;
             r.admin_comment = s(j.admin_comment);
             out.push_back(r);
         });
@@ -241,6 +254,7 @@ bool accounting_admin_comments(const std::vector<uint32_t> &ids, std::map<uint32
     std::vector<slurm_selected_step_t> steps(ids.size());
     slurmdb_job_cond_t cond{};
     cond.flags = JOBCOND_FLAG_NO_STEP;  // no DUP: only the newest record of each job
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
     cond.step_list = slurm_list_create(nullptr);
     for (size_t i = 0; i < ids.size(); i++) {
         steps[i].array_task_id = NO_VAL;
