@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "core/config.hpp"
@@ -99,6 +100,7 @@ private:
     void restart(uint32_t preemptor_id, uint32_t need_gpus);
     std::vector<VictimKey> keys_;
     std::vector<std::pair<uint32_t, uint32_t>> ranks_;  // (job_id, rank) sorted by job_id
+    std::unordered_set<uint32_t> seen_;                 // job ids in keys_: O(1) repeat check
     bool ranked_ = false, open_ = false;
     uint32_t preemptor_ = 0, need_ = 0;
 };

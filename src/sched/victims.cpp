@@ -28,6 +28,7 @@ bool victim_before(const VictimKey &a, const VictimKey &b) {
 void VictimBatch::restart(uint32_t preemptor_id, uint32_t need_gpus) {
     keys_.clear();
     ranks_.clear();
+    seen_.clear();
     ranked_ = false;
     open_ = true;
     preemptor_ = preemptor_id;
@@ -35,17 +36,11 @@ void VictimBatch::restart(uint32_t preemptor_id, uint32_t need_gpus) {
 }
 
 void VictimBatch::note(uint32_t preemptor_id, uint32_t need_gpus, const JobView &victim, int64_t now) {
-    if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_) {
+    // Slurm visits each job once per candidate search: a repeat means a new search.
+    if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_ || seen_.count(victim.job_id))
         restart(preemptor_id, need_gpus);
-    } else {
-        // Slurm visits each job once per candidate search: a repeat means a new search.
-        for (const VictimKey &k : keys_)
-            if (k.job_id == victim.job_id) {
-                restart(preemptor_id, need_gpus);
-                break;
-            }
-    }
     keys_.push_back(victim_key(victim, need_gpus, now));
+    seen_.insert(victim.job_id);
 }
 
 uint32_t VictimBatch::rank(uint32_t job_id) {
