@@ -148,7 +148,9 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
  * grace period. Call it only after a preemption notice: a job that finished its work should just
  * exit. On success Slurm will terminate this job shortly; exit. Errors: -EINVAL (no job id or a
  * non-numeric one; checked first, Slurm is not contacted), a failed save's error (nothing is
- * requeued), -ECANCELED (Slurm refused; the message has Slurm's reason). */
+ * requeued), -ECANCELED (Slurm refused, or the job is no longer RUNNING: scancel also sends the
+ * SIGTERM that raises the notice, and a job being cancelled is not requeued; the message says
+ * which). */
 int idletime_ckpt_release(idletime_ckpt_t *h);
 
 #ifdef __cplusplus

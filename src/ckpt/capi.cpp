@@ -297,6 +297,26 @@ static void make_libslurm_global()
         (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept open on purpose
 }
 
+// SIGTERM also comes from scancel, and Slurm requeues even a job being cancelled: requeue only
+// a job that is still RUNNING (a preemption notice), so a cancel stays a cancel.
+static void check_still_running(uint32_t id, const std::string &job)
+{
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
+        std::string why = slurm_strerror(slurm_get_errno());
+        slurm_free_job_info_msg(msg);
+        throw Error(-ECANCELED, "release: cannot read job " + job + " from Slurm: " + why);
+    }
+    const uint32_t st = msg->job_array[0].job_state;
+    slurm_free_job_info_msg(msg);
+    if ((st & JOB_STATE_BASE) != JOB_RUNNING || (st & JOB_COMPLETING))
+        throw Error(-ECANCELED, "release: job " + job + " is no longer running (" +
+                                    ((st & JOB_STATE_BASE) == JOB_CANCELLED ? "cancelled"
+                                     : (st & JOB_COMPLETING)               ? "ending"
+                                                                            : "not running") +
+                                    "), not requeued");
+}
+
 int idletime_ckpt_release(idletime_ckpt_t *h)
 {
     return guard(h, [](auto &s) {
@@ -312,6 +332,7 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
             make_libslurm_global();
             slurm_init(nullptr);
         });
+        check_still_running(static_cast<uint32_t>(id), job);
         if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
                                         slurm_strerror(slurm_get_errno()));
