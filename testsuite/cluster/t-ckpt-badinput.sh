@@ -43,7 +43,7 @@ it_assert_eq COMPLETED "$(it_job_field "$b" JobState)" "bob's job $b ($(tr '\n' 
 cp -a "$B/bob/step-000000000005" "$B/bob/step-000000000006" "$B/copied/" && chown -R alice:alice "$B/copied"
 # The plant: <root>/alice/<p> owned by bob with bob's checkpoint for job $p.
 install -d -o alice -g alice -m 700 "$root" "$root/alice" 2>/dev/null || true
-install -d -o bob -g bob -m 700 "$planted" && cp -a "$B/bob/step-000000000007" "$planted/" || it_fail "cannot plant $planted"
+{ install -d -o bob -g bob -m 700 "$planted" && cp -a "$B/bob/step-000000000007" "$planted/"; } || it_fail "cannot plant $planted"
 before=$(find "$planted" -printf '%p %u %s\n' | sort | md5sum)
 echo "  planted $planted (owner $(stat -c %U "$planted")) for alice's job $p"
 scontrol release "$a" "$p" || it_fail "cannot release $a $p"
@@ -51,7 +51,7 @@ for id in "$a" "$p"; do
 	it_wait_state "$id" "COMPLETED|FAILED|CANCELLED" 120 || it_fail "job $id did not end"
 done
 out=$(rc_out badinput "$a")
-cat "$out" | sed 's/^/    /'
+sed 's/^/    /' "$out"
 grep -q '^alive$' "$out" || it_fail "badinput job $a did not survive its errors: $(tail -n3 "$out" | tr '\n' '|')"
 ! grep -q ' FAIL ' "$out" || it_fail "badinput job $a: $(grep ' FAIL ' "$out" | tr '\n' '|')"
 for c in missing unwritable unwritable-nothing-left full-sync full-async full-latest full-recovers corrupt copied-refused copied-own-works; do
@@ -62,7 +62,7 @@ left=$(find "$B/full" "$B/unwritable" -name '.tmp*' | wc -l)
 it_assert_eq 0 "$left" "partial .tmp entries left on the full tmpfs / unwritable dir"
 it_assert_eq "step-000000000001 step-000000000004 " "$(ls "$B/full" | tr '\n' ' ')" "checkpoints on the full tmpfs"
 pout=$(rc_out planted "$p")
-cat "$pout" | sed 's/^/    /'
+sed 's/^/    /' "$pout"
 grep -q '^case env-unset ok ' "$pout" || it_fail "planted job $p: spank/idletime exported the planted directory: $(tr '\n' '|' <"$pout")"
 grep -q '^case planted ok .*owned by uid' "$pout" || it_fail "planted job $p: library did not refuse the plant: $(tr '\n' '|' <"$pout")"
 grep -q "job $p: refusing $planted: it exists owned by uid $(id -u bob)" "$IC_LOGD"/slurmd-*.log ||
