@@ -53,6 +53,7 @@ struct IdleSettings {
     uint32_t quota_priority_tier = 10;    // PriorityTier of quota partitions
     uint32_t idle_priority_tier = 1;      // PriorityTier of idle partitions; must be lower
     std::string idle_qos = "idle";        // QOS of every idle partition
+    uint32_t min_run_time_s = 0;          // preempt/idletime: an idle-time job runs this long before it may be preempted
 };
 
 struct Config {

@@ -64,7 +64,7 @@ void parse_quota(JsonReader &r, json_object *o, const std::string &p, Config &cf
 
 void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSettings &s) {
     if (!r.object(o, p, {"grace_time", "checkpoint_signal", "requeue", "checkpoint_root",
-                         "quota_priority_tier", "idle_priority_tier", "idle_qos"}))
+                         "quota_priority_tier", "idle_priority_tier", "idle_qos", "min_run_time"}))
         return;
     r.u32(o, p, "grace_time", s.grace_time_s, false, 86400);
     std::string sig = s.checkpoint_signal;
@@ -83,6 +83,7 @@ void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSetting
     r.u32(o, p, "quota_priority_tier", s.quota_priority_tier, false, 65533);
     r.u32(o, p, "idle_priority_tier", s.idle_priority_tier, false, 65533);
     r.str(o, p, "idle_qos", s.idle_qos, false);
+    r.u32(o, p, "min_run_time", s.min_run_time_s, false, 604800);
 }
 
 void parse_policy(JsonReader &r, json_object *o, const std::string &p, FtSettings &s) {

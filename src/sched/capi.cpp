@@ -77,6 +77,8 @@ int load(idletime_sched_t *s, const char *path, const char *min_run, char *err, 
         if (errors.size() > 1) msg += " (and " + std::to_string(errors.size() - 1) + " more errors)";
         return fail(err, errlen, msg);
     }
+    // idle.min_run_time of the config unless the environment overrides it.
+    if (!min_run || !*min_run) settings.min_run_time_s = cfg->idle.min_run_time_s;
     s->policy = std::make_shared<const Policy>(std::move(cfg), settings);
     s->borrowing.reset(-1);  // the snapshot pointed at the old config's quotas
     return 0;

@@ -56,6 +56,8 @@ const Case kCases[] = {
     {R"("idle":{)", R"("fault_tolerance":{"retryable_exit_codes":[0]},"idle":{)", "$.fault_tolerance.retryable_exit_codes[0]: must be an integer from 1 to 255"},
     {R"("idle":{)", R"("fault_tolerance":{"backoff_initial":60,"backoff_max":10},"idle":{)", "$.fault_tolerance.backoff_max: must be at least backoff_initial"},
     {R"("grace_time":30)", R"("grace_time":30,"idle_priority_tier":10)", "$.idle.idle_priority_tier: must be lower"},
+    {R"("grace_time":30)", R"("grace_time":30,"min_run_time":604801)", "$.idle.min_run_time: must be at most 604800"},
+    {R"("grace_time":30)", R"("grace_time":30,"min_run_time":600)", nullptr},
     {R"("grace_time":30)", R"("grace_time":30,"checkpoint_root":"rel/dir")", "$.idle.checkpoint_root: must be an absolute path"},
     {R"("grace_time":30)", R"("grace_time":30,"idle_qos":"q")", "$.idle.idle_qos: \"q\" is also a quota name"},
     {R"({"tenants")", R"([{"tenants")", "$: not valid JSON"},
