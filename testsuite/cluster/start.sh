@@ -108,6 +108,8 @@ TaskPlugin=task/none
 MpiDefault=none
 SwitchType=switch/none
 SchedulerType=sched/backfill
+# Schedule a batch job at submission (default: up to 3 s later); measured in doc/design/notice-and-release.md.
+SchedulerParameters=batch_sched_delay=0
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
@@ -376,7 +378,8 @@ start_slurm() {
 	local n
 	if ! ic_running slurmctld; then
 		mkdir -p "$IC_SPOOL/slurmctld"
-		launch slurmctld "$IC_BIN/slurmctld" -D -f "$IC_CONF"
+		# slurmctld-side plugins (preempt/idletime, site_factor/idletime) read IDLETIME_CONFIG.
+		launch slurmctld env IDLETIME_CONFIG="$CONFIG" "$IC_BIN/slurmctld" -D -f "$IC_CONF"
 	fi
 	for n in $(ic_slurmd_names); do # slurmd of nodes no longer configured
 		[[ " ${NODES[*]} " == *" ${n#slurmd-} "* ]] || ic_stop_daemon "$n" 20

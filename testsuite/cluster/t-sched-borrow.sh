@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-args: --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
 # site_factor/idletime, fair borrowing: team-b borrows 2 GPUs, team-c 6 GPUs of a full 16-GPU
 # node; both have a pending idle-time job (team-c's is older). When 2 GPUs free up, team-b's job
 # (the quota borrowing less) starts first; team-c's keeps pending.

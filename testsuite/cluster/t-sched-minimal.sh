@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-args: --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
 # preempt/idletime, no over-preemption: idle-time jobs of 1, 2, 4 and 8 GPUs on one 16-GPU node
 # (1 GPU free); a guaranteed job needing 4 GPUs preempts no more GPUs than it needs (here 3:
 # the 1- and 2-GPU jobs, least work lost first), and starts.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-args: --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
 # libidletime-ckpt publishes each durable checkpoint's time in the job's Comment
 # ("idletime:ckpt=<unix time>", other Comment text kept), the channel preempt/idletime reads.
 # A real job saves two checkpoints through the Python binding; the Comment follows.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-args: --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
 # preempt/idletime and site_factor/idletime never take slurmctld down:
 #  (a) a broken config at `scontrol reconfigure`: both keep the last good one (log line) and
 #      preemption still follows it; a fixed file is loaded again;

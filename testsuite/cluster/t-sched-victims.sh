@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-args: --config testsuite/sched/data/sched16.json --extra-conf testsuite/sched/data/sched-slurm.conf
 # preempt/idletime, victim order: three idle-time jobs (4 GPUs each, filling a 12-GPU node) whose
 # last checkpoints are 10 s, 5 min and 20 min old (published in their Comment by their owner);
 # a guaranteed job needing 4 GPUs preempts exactly the one with the freshest checkpoint.
