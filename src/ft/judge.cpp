@@ -58,6 +58,9 @@ int64_t published_checkpoint(const std::string &comment) {
 bool was_preempted(const JobSnapshot &j) {
     if (j.end == JobEnd::Completed && j.wait_status == 0) return false;  // finished in grace time
     if (j.end == JobEnd::Preempted) return true;
+    // A requeued (pending) job reports its expected start, not the run's, and Slurm clears
+    // preempt_time when it requeues: one still set belongs to the run that ended.
+    if (j.requeued) return j.preempt_time > 0;
     return j.preempt_time > 0 && j.preempt_time >= j.start_time;
 }
 
@@ -126,7 +129,8 @@ Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
     JobState st;
     if (!state_parse(j.admin_comment, st, err))
         p.notes.push_back("AdminComment is not idletime state (" + err + "): counters start at 0");
-    const int64_t key = j.start_time > 0 ? j.start_time : int64_t(j.restart_cnt);
+    // The run's key: its start time; for a requeued job (start time not reported) its number.
+    const int64_t key = j.start_time > 0 && !j.requeued ? j.start_time : int64_t(ended_run(j));
     if (st.judged_start == key) {
         p.notes.push_back("run " + std::to_string(j.restart_cnt) + " was judged already");
         return p;

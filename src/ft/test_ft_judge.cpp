@@ -79,6 +79,15 @@ const Row rows[] = {
                              j.env_overrides = {{"max_preemptions", "1"}};
                              j.admin_comment = state_with(1, 0); return j; },
      Op::Cancel, 2, 0, "max preemptions exceeded (1)", 0},
+    // Requeued during the epilog: start_time is Slurm's expected start (>= now), not the run's.
+    {"preempt-pending-expected-start", [] { auto j = failed_job(143); j.end = JobEnd::Requeued;
+                                            j.requeued = true; j.restart_cnt = 2; j.start_time = kNow;
+                                            j.preempt_time = kNow - 1; return j; },
+     Op::Record, 1, 0, "preempted (preemption 1)", 0},
+    {"preempted-twice", [] { auto j = failed_job(143); j.end = JobEnd::Requeued; j.requeued = true;
+                             j.restart_cnt = 2; j.start_time = kNow + 7; j.preempt_time = kNow - 1;
+                             j.admin_comment = state_with(1, 0, 1); return j; },
+     Op::Nothing, 0, 0, "", 1},
     {"done-in-grace", [] { auto j = failed_job(0); j.end = JobEnd::Completed; j.preempt_time = kStart + 1;
                            return j; }, Op::Record, 0, 0, "completed", 0},
     {"twice", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 1, kStart); return j; },
@@ -149,7 +158,8 @@ const Row rows[] = {
 START_TEST(t_judge) {
     const Row &r = rows[_i];
     FtSettings site;
-    Plan p = judge(site, r.make(), kNow);
+    const JobSnapshot snap = r.make();
+    Plan p = judge(site, snap, kNow);
     ck_assert_msg(p.op == r.op, "%s: op %s", r.name, op_str(p.op));
     ck_assert_msg(int(p.notes.size()) == r.notes, "%s: %zu notes%s%s", r.name, p.notes.size(),
                   p.notes.empty() ? "" : ": ", p.notes.empty() ? "" : p.notes[0].c_str());
@@ -162,7 +172,8 @@ START_TEST(t_judge) {
     std::string excl;
     for (const auto &n : p.exclude_nodes) excl += (excl.empty() ? "" : ",") + n;
     ck_assert_msg(excl == r.exclude, "%s: exclude '%s'", r.name, excl.c_str());
-    ck_assert_int_eq(p.new_state.judged_start, kStart);
+    // Run key: its start time, or its number when requeued (a pending job reports no start).
+    ck_assert_int_eq(p.new_state.judged_start, snap.requeued ? int64_t(ended_run(snap)) : kStart);
     if (p.op == Op::Requeue) {
         ck_assert_int_eq(p.begin_at, kNow + p.decision.delay_s);
         ck_assert_str_eq(p.new_state.pending.c_str(), "requeue");

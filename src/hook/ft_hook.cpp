@@ -221,9 +221,24 @@ bool store_accounting(uint32_t id, int64_t start, const ft::JobState &st, int wa
     });
 }
 
+// slurmctld starts a job whose BeginTime has passed only at its next scheduling pass, and no
+// event triggers one then: backfill skips its pass when nothing changed, the full pass runs
+// every sched_interval (60 s). Once the backoff is over, an update of the begin time (to now)
+// queues a pass, so the restart follows the backoff within about a second. Only when the job
+// still waits for the begin time this hook set; nothing is lost if this never happens.
+void wake_at_begin(uint32_t id, time_t begin) {
+    std::this_thread::sleep_until(std::chrono::system_clock::from_time_t(begin));
+    retry("scheduling after the backoff", id, 30, [&](std::string &err) {
+        slurmjob::Job j;
+        if (!slurmjob::load(id, j, err)) return false;
+        if (!j.pending || j.eligible_time != int64_t(begin)) return true;  // started or changed
+        return slurmjob::set_begin_time(id, time(nullptr), err);
+    });
+}
+
 // A finished job accepts no update: requeue first (once it has left COMPLETING, slurmctld
 // refuses it before), then set the begin time and store the counters.
-bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wait_s) {
+bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wait_s, bool wake) {
     bool ok = retry("requeue", id, wait_s, [&](std::string &err) {
         slurmjob::Job j;
         if (!slurmjob::load(id, j, err)) return false;
@@ -242,7 +257,9 @@ bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wa
     exclude(id, job, p.exclude_nodes, wait_s);
     ft::JobState st = p.new_state;
     st.pending.clear();
-    return store(id, st, wait_s);
+    if (!store(id, st, wait_s)) return false;
+    if (wake && begin > time(nullptr)) wake_at_begin(id, begin);
+    return true;
 }
 
 int run(const Options &o, slurmjob::Job &job) {
@@ -258,7 +275,7 @@ int run(const Options &o, slurmjob::Job &job) {
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:
-        ok = do_requeue(o.job_id, p, job, o.wait_s);
+        ok = do_requeue(o.job_id, p, job, o.wait_s, !o.foreground);
         break;
     case ft::Op::Record:
         if (job.snap.requeued) exclude(o.job_id, job, p.exclude_nodes, o.wait_s);

@@ -73,6 +73,7 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     out.pending = (j.job_state & JOB_STATE_BASE) == JOB_PENDING;
     out.nodes = j.nodes ? j.nodes : "";
     out.begin_time = j.start_time;  // for a pending job: expected start
+    out.eligible_time = j.eligible_time;
     out.user_id = j.user_id;
     out.exc_nodes = j.exc_nodes ? j.exc_nodes : "";
     ft::JobSnapshot &s = out.snap;

@@ -17,7 +17,8 @@ struct Job {
     bool completing = false;  // JOB_COMPLETING flag (epilogs still running)
     bool pending = false;
     std::string nodes;
-    int64_t begin_time = 0;
+    int64_t begin_time = 0;   // expected start (Slurm's start_time of a pending job)
+    int64_t eligible_time = 0;  // the job's BeginTime (details->begin_time)
     uint32_t user_id = 0;
     std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
 };
