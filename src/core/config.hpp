@@ -56,12 +56,20 @@ struct IdleSettings {
     uint32_t min_run_time_s = 0;          // preempt/idletime: an idle-time job runs this long before it may be preempted
 };
 
+// Hardware check of a node (idletime check --node, spank_idletime at slurmd start): what a GPU
+// mismatch with the pool spec or the node's Gres does besides being logged.
+enum class OnMismatch { Log, Drain };
+struct NodeCheckSettings {
+    OnMismatch on_mismatch = OnMismatch::Log;
+};
+
 struct Config {
     std::vector<Tenant> tenants;
     std::vector<Pool> pools;
     std::vector<Quota> quotas;
     IdleSettings idle;
     FtSettings ft;
+    NodeCheckSettings node_check;
 
     const Tenant *tenant(const std::string &name) const;
     const Pool *pool(const std::string &name) const;

@@ -118,14 +118,25 @@ void parse_ft(JsonReader &r, json_object *o, const std::string &p, FtSettings &s
     r.u32(o, p, "backoff_max", s.backoff_max_s, false, 7 * 86400);
 }
 
+void parse_node_check(JsonReader &r, json_object *o, const std::string &p, NodeCheckSettings &s) {
+    if (!r.object(o, p, {"on_mismatch"})) return;
+    std::string v;
+    r.str(o, p, "on_mismatch", v, false);
+    if (v == "log") s.on_mismatch = OnMismatch::Log;
+    else if (v == "drain") s.on_mismatch = OnMismatch::Drain;
+    else if (!v.empty())
+        r.error(p + ".on_mismatch", "\"" + v + "\" is not allowed (use \"log\" or \"drain\")");
+}
+
 void parse_root(JsonReader &r, json_object *root, Config &cfg) {
-    if (!r.object(root, "$", {"tenants", "pools", "quotas", "idle", "fault_tolerance"})) return;
+    if (!r.object(root, "$", {"tenants", "pools", "quotas", "idle", "fault_tolerance", "node_check"})) return;
     r.array(root, "$", "tenants", true, [&](json_object *o, const std::string &p) { parse_tenant(r, o, p, cfg); });
     r.array(root, "$", "pools", true, [&](json_object *o, const std::string &p) { parse_pool(r, o, p, cfg); });
     r.array(root, "$", "quotas", true, [&](json_object *o, const std::string &p) { parse_quota(r, o, p, cfg); });
     json_object *o = nullptr;
     if (json_object_object_get_ex(root, "idle", &o)) parse_idle(r, o, "$.idle", cfg.idle);
     if (json_object_object_get_ex(root, "fault_tolerance", &o)) parse_ft(r, o, "$.fault_tolerance", cfg.ft);
+    if (json_object_object_get_ex(root, "node_check", &o)) parse_node_check(r, o, "$.node_check", cfg.node_check);
 }
 
 }  // namespace

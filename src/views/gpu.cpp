@@ -141,4 +141,36 @@ std::vector<NodeFinding> check_node(const Pool &pool, const std::vector<GpuDevic
     return out;
 }
 
+std::string finding_text(const NodeFinding &f) {
+    return f.what + ": detected " + f.detected + ", expected " + f.expected;
+}
+
+std::string drain_reason(const std::vector<NodeFinding> &f, size_t max_len) {
+    std::string reason;
+    for (const NodeFinding &x : f)
+        reason += (reason.empty() ? "idletime: " : "; ") + x.what + " " + x.detected + " != " + x.expected;
+    return reason.size() > max_len ? reason.substr(0, max_len) : reason;
+}
+
+std::string slurmd_node_name(const std::vector<std::string> &argv, const char *env_name, const std::string &host) {
+    // getopt over slurmd's short options ("bcCd:Df:F::GhL:Mn:N:svVZ"): the last -N wins.
+    const std::string with_arg = "dfLnN";
+    std::string name;
+    for (size_t i = 1; i < argv.size(); i++) {
+        const std::string &a = argv[i];
+        if (a == "--") break;
+        if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
+        for (size_t k = 1; k < a.size(); k++) {
+            if (a[k] == 'F') break;  // optional argument: the rest of the word
+            if (with_arg.find(a[k]) == std::string::npos) continue;
+            std::string v = k + 1 < a.size() ? a.substr(k + 1) : (i + 1 < argv.size() ? argv[++i] : "");
+            if (a[k] == 'N') name = v;
+            break;
+        }
+    }
+    if (!name.empty()) return name;
+    if (env_name && *env_name) return env_name;
+    return host.substr(0, host.find('.'));
+}
+
 }  // namespace idletime::views

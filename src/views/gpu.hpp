@@ -45,6 +45,17 @@ struct NodeFinding {
 std::vector<NodeFinding> check_node(const Pool &pool, const std::vector<GpuDevice> &gpus, const std::string &gres,
                                     bool gres_known);
 
+// "GPU count: detected 0 (no NVIDIA GPU), expected 4 (pool a100-east)".
+std::string finding_text(const NodeFinding &f);
+// Slurm node Reason naming both values of every finding, "idletime: GPU count 0 (...) != 4 (...); ...",
+// cut to max_len bytes.
+std::string drain_reason(const std::vector<NodeFinding> &f, size_t max_len = 250);
+
+// The NodeName a slurmd runs as, from its argv ("-N NAME", "-NNAME", "-DN NAME"); else
+// env_name (SLURMD_NODENAME, may be null or empty); else the short host name (what slurmd does when
+// the host name is the NodeName).
+std::string slurmd_node_name(const std::vector<std::string> &argv, const char *env_name, const std::string &host);
+
 // One-line summary "4 x a100 (NVIDIA A100-SXM4-80GB) [10de:20b2]" / "no NVIDIA GPU".
 std::string describe(const std::vector<GpuDevice> &gpus);
 

@@ -60,6 +60,11 @@ const Case kCases[] = {
     {R"("grace_time":30)", R"("grace_time":30,"min_run_time":600)", nullptr},
     {R"("grace_time":30)", R"("grace_time":30,"checkpoint_root":"rel/dir")", "$.idle.checkpoint_root: must be an absolute path"},
     {R"("grace_time":30)", R"("grace_time":30,"idle_qos":"q")", "$.idle.idle_qos: \"q\" is also a quota name"},
+    {R"("idle":{)", R"("node_check":{"on_mismatch":"drain"},"idle":{)", nullptr},
+    {R"("idle":{)", R"("node_check":{"on_mismatch":"reboot"},"idle":{)", "$.node_check.on_mismatch: \"reboot\" is not allowed (use \"log\" or \"drain\")"},
+    {R"("idle":{)", R"("node_check":{"on_mismatch":true},"idle":{)", "$.node_check.on_mismatch: must be a string"},
+    {R"("idle":{)", R"("node_check":{"drain":true},"idle":{)", "$.node_check: unknown key \"drain\""},
+    {R"("idle":{)", R"("node_check":"log","idle":{)", "$.node_check: must be an object"},
     {R"({"tenants")", R"([{"tenants")", "$: not valid JSON"},
     {R"("idle":{)", R"("idle":{,)", "$: not valid JSON"},
 };
@@ -103,6 +108,7 @@ START_TEST(test_model_and_defaults) {
     ck_assert_int_eq(cfg.idle.checkpoint_signo, 10);
     ck_assert_uint_eq(cfg.ft.max_restarts, 3);
     ck_assert(cfg.ft.policy == idletime::FtPolicy::ExitCode);
+    ck_assert(cfg.node_check.on_mismatch == idletime::OnMismatch::Log);
     ck_assert_str_eq(idletime::quota_partition(cfg.quotas[0]).c_str(), "quota-q");
     ck_assert_str_eq(idletime::idle_partition(cfg.pools[1]).c_str(), "idle-g");
 }
@@ -116,6 +122,7 @@ START_TEST(test_example_config_valid) {
     std::vector<std::string> errors;
     ck_assert_msg(idletime::config_parse(ss.str(), cfg, errors), "%s", errors.empty() ? "unreadable" : errors[0].c_str());
     ck_assert_uint_eq(cfg.pools.size(), 5);
+    ck_assert(cfg.node_check.on_mismatch == idletime::OnMismatch::Log);  // the local cluster logs only
 }
 END_TEST
 

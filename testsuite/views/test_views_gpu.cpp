@@ -102,6 +102,44 @@ START_TEST(test_gres_parse) {
 }
 END_TEST
 
+START_TEST(test_texts) {
+    const Pool &east = *example_config().pool("a100-east");
+    std::vector<NodeFinding> f = check_node(east, load("none-node.xml"), "gpu:a100:4", true);
+    ck_assert_uint_eq(f.size(), 2);
+    const std::string text = finding_text(f[0]), reason = drain_reason(f);  // the macros evaluate twice
+    ck_assert_str_eq(text.c_str(), "GPU count: detected 0 (no NVIDIA GPU), expected 4 (pool a100-east)");
+    ck_assert_str_eq(reason.c_str(),
+                     "idletime: GPU count 0 (no NVIDIA GPU) != 4 (pool a100-east); Gres no NVIDIA GPU != Gres=gpu:a100:4");
+    ck_assert_uint_eq(drain_reason(f, 20).size(), 20);
+    ck_assert(drain_reason({}).empty());
+}
+END_TEST
+
+START_TEST(test_slurmd_node_name) {
+    using V = std::vector<std::string>;
+    struct {
+        V argv;
+        const char *env;
+        const char *host;
+        const char *want;
+    } t[] = {
+        {{"slurmd", "-D", "-N", "a100-1", "-f", "/x.conf"}, nullptr, "box", "a100-1"},
+        {{"slurmd", "-Na100-2"}, "other", "box", "a100-2"},
+        {{"slurmd", "-DN", "h100-3"}, nullptr, "box", "h100-3"},
+        {{"slurmd", "-f", "-N", "-N", "cpu-1"}, nullptr, "box", "cpu-1"},  // "-N" is -f's argument
+        {{"slurmd", "-N", "a", "-N", "b"}, nullptr, "box", "b"},
+        {{"slurmd", "-D", "--", "-N", "x"}, nullptr, "gpu17.site.org", "gpu17"},
+        {{"slurmd", "-D"}, "a100-4", "box", "a100-4"},
+        {{"slurmd", "-D"}, "", "box.local", "box"},
+        {{"slurmd", "-N"}, nullptr, "box", "box"},
+    };
+    for (auto &c : t) {
+        const std::string got = slurmd_node_name(c.argv, c.env, c.host);
+        ck_assert_str_eq(got.c_str(), c.want);
+    }
+}
+END_TEST
+
 Suite *make_suite() {
     Suite *s = suite_create("views_gpu");
     TCase *t = tcase_create("gpu");
@@ -109,6 +147,8 @@ Suite *make_suite() {
     tcase_add_test(t, test_compare);
     tcase_add_test(t, test_bad_xml);
     tcase_add_test(t, test_gres_parse);
+    tcase_add_test(t, test_texts);
+    tcase_add_test(t, test_slurmd_node_name);
     suite_add_tcase(s, t);
     return s;
 }

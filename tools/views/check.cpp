@@ -81,14 +81,15 @@ int node(const Config &cfg, Opts &o) {
     if (!o.no_slurm && !slurmread::node_gres(o.node, gres, err)) return std::cerr << kProg << ": " << err << "\n", 1;
     std::vector<NodeFinding> f = check_node(*pool, gpus, gres, !o.no_slurm);
     std::cout << "node " << o.node << " (pool " << pool->name << "): detected " << describe(gpus) << "\n";
-    std::string reason;
-    for (const NodeFinding &x : f) {
-        std::cout << "mismatch: " << x.what << ": detected " << x.detected << ", expected " << x.expected << "\n";
-        reason += (reason.empty() ? "idletime: " : "; ") + x.what + " " + x.detected + " != " + x.expected;
-    }
+    for (const NodeFinding &x : f) std::cout << "mismatch: " << finding_text(x) << "\n";
     if (f.empty()) std::cout << "idletime check: node " << o.node << " agrees with pool " << pool->name << "\n";
-    if (!f.empty() && o.drain) {
-        if (reason.size() > 250) reason = reason.substr(0, 250);
+    // --drain, or node_check.on_mismatch "drain" in the config; --no-slurm cannot drain.
+    bool drain = o.drain || (cfg.node_check.on_mismatch == OnMismatch::Drain && !o.no_slurm);
+    if (!f.empty() && !drain)
+        std::cout << "not draining " << o.node << ": "
+                  << (o.no_slurm ? "--no-slurm" : "node_check.on_mismatch is \"log\" (use --drain to drain)") << "\n";
+    if (!f.empty() && drain) {
+        std::string reason = drain_reason(f);
         if (!slurmread::drain_node(o.node, reason, err)) return std::cerr << kProg << ": " << err << "\n", 1;
         std::cout << "drained " << o.node << ": " << reason << "\n";
     }
