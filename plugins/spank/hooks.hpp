@@ -26,5 +26,8 @@ int submit_side(spank_t sp);
 int job_side(spank_t sp);
 // Remote context, in each task before exec (as the user): IDLETIME_RESTART_COUNT.
 int task_side(spank_t sp);
+// slurmd context, at slurmd start: GPU check of this node against its pool and Gres
+// (node_check.cpp). Logs mismatches; drains only when the config says so. Never throws or blocks.
+void slurmd_node_check(const std::string &config_path) noexcept;
 
 }  // namespace idletime::spank

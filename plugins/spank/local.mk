@@ -1,10 +1,14 @@
-# plugins/spank: spank_idletime.so (sbatch/srun/salloc options, job environment, checkpoint dir).
+# plugins/spank: spank_idletime.so (sbatch/srun/salloc options, job environment, checkpoint dir,
+# GPU check of the node at slurmd start).
 # libslurm is not linked: every process that loads SPANK plugins already has Slurm's symbols.
 slurmplugin_LTLIBRARIES += plugins/spank/spank_idletime.la
 plugins_spank_spank_idletime_la_SOURCES = \
 	plugins/spank/spank_idletime.cpp plugins/spank/spank_c.h plugins/spank/hooks.hpp plugins/spank/idletime_env.h \
-	plugins/spank/submit_side.cpp plugins/spank/job_side.cpp
-plugins_spank_spank_idletime_la_LIBADD = plugins/spank/libspankcore.la src/core/libidlecore.la $(JSONC_LIBS)
+	plugins/spank/submit_side.cpp plugins/spank/job_side.cpp plugins/spank/node_check.cpp
+# node_check.cpp: hwloc GPU check at slurmd start (src/views/gpu.hpp). libidleviews.la already
+# holds libidlecore's objects (linking both duplicates them).
+plugins_spank_spank_idletime_la_LIBADD = plugins/spank/libspankcore.la src/views/libidleviews.la \
+	$(JSONC_LIBS) $(HWLOC_LIBS)
 plugins_spank_spank_idletime_la_LDFLAGS = $(plugin_ldflags) \
 	-Wl,--version-script=$(top_srcdir)/plugins/spank/spank_idletime.map
 EXTRA_plugins_spank_spank_idletime_la_DEPENDENCIES = $(top_srcdir)/plugins/spank/spank_idletime.map

@@ -71,6 +71,7 @@ int init(spank_t sp, int ac, char **av) {
         slurm_error("idletime/spank: %s", err.c_str());
         return strict_context() ? -1 : 0;
     }
+    if (spank_context() == S_CTX_SLURMD) idletime::spank::slurmd_node_check(state().options.config_path());
     if (!strict_context()) return 0;
     for (int i = 0; i < idletime::spank::kOptionCount; ++i) {
         struct spank_option o = make_option(i);
