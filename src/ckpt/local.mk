@@ -11,8 +11,8 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 	src/ckpt/notice.hpp src/ckpt/notice.cpp \
 	src/ckpt/capi.cpp \
 	src/ckpt/publish.hpp src/ckpt/publish.cpp src/sched/comment.cpp
-src_ckpt_libidletime_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(MUNGE_CFLAGS) $(CRYPTO_CFLAGS)
-src_ckpt_libidletime_ckpt_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(CRYPTO_LIBS) $(SLURM_LIBS) $(PTHREAD_LIBS)
+src_ckpt_libidletime_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(MUNGE_CFLAGS) $(CRYPTO_CFLAGS) $(XXHASH_CFLAGS)
+src_ckpt_libidletime_ckpt_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(CRYPTO_LIBS) $(XXHASH_LIBS) $(SLURM_LIBS) $(PTHREAD_LIBS)
 src_ckpt_libidletime_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined
 
 # ---- tests (Check suites + Python unittest, all in make check) ----
@@ -38,6 +38,12 @@ testsuite_ckpt_test_munge_SOURCES = testsuite/ckpt/test_munge.cpp
 testsuite_ckpt_test_munge_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 testsuite_ckpt_test_munge_LDADD = $(ckpt_test_ldadd)
 TESTS += testsuite/ckpt/test_munge
+
+check_PROGRAMS += testsuite/ckpt/test_format
+testsuite_ckpt_test_format_SOURCES = testsuite/ckpt/test_format.cpp
+testsuite_ckpt_test_format_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_format_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_format
 
 # Python side: binding unittest + PyTorch bitwise-resume test (Debian's /usr/bin/python3).
 TESTS += testsuite/ckpt/run-python-tests.sh

@@ -50,9 +50,9 @@ uint64_t uint_field(json_object *o, const char *key)
     return n;
 }
 
-bool is_hex64(const std::string &s)
+bool is_hex(const std::string &s, size_t len)
 {
-    if (s.size() != 64)
+    if (s.size() != len)
         return false;
     for (char c : s)
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
@@ -60,24 +60,64 @@ bool is_hex64(const std::string &s)
     return true;
 }
 
-FileEntry file_from_json(json_object *f, std::set<std::string> &seen)
+FileEntry file_from_json(json_object *f, int format, std::set<std::string> &seen)
 {
     if (!json_object_is_type(f, json_type_object))
         bad("every \"files\" entry must be an object");
     FileEntry e;
     e.name = json_object_get_string(field(f, "name", json_type_string, "a string"));
     e.size = uint_field(f, "size");
-    e.sha256 = json_object_get_string(field(f, "sha256", json_type_string, "a string"));
+    const char *key = sum_key(format);
+    e.sum = json_object_get_string(field(f, key, json_type_string, "a string"));
     if (!valid_file_name(e.name))
         bad("invalid file name \"" + e.name + "\"");
-    if (!is_hex64(e.sha256))
-        bad("sha256 of \"" + e.name + "\" is not 64 lower-case hex digits");
+    const size_t len = format == kFormatV1 ? 64 : 32;
+    if (!is_hex(e.sum, len))
+        bad(std::string(key) + " of \"" + e.name + "\" is not " + std::to_string(len) +
+            " lower-case hex digits");
     if (!seen.insert(e.name).second)
         bad("file \"" + e.name + "\" listed twice");
     return e;
 }
 
 }  // namespace
+
+const char *format_name(int format)
+{
+    return format == kFormatV1 ? "idletime-ckpt-1" : "idletime-ckpt-2";
+}
+
+const char *sum_key(int format) { return format == kFormatV1 ? "sha256" : "xxh3_128"; }
+
+const char *sum_label(int format)
+{
+    return format == kFormatV1 ? "SHA-256" : "XXH3-128 checksum";
+}
+
+FileSum::FileSum(int format)
+{
+    if (format == kFormatV1)
+        sha_ = std::make_unique<Sha256>();
+    else
+        xxh_ = std::make_unique<Xxh128>();
+}
+
+void FileSum::update(const void *data, size_t len)
+{
+    if (sha_)
+        sha_->update(data, len);
+    else
+        xxh_->update(data, len);
+}
+
+std::string FileSum::hex() { return sha_ ? sha_->hex() : xxh_->hex(); }
+
+std::string file_sum_hex(int format, std::string_view data)
+{
+    FileSum h(format);
+    h.update(data.data(), data.size());
+    return h.hex();
+}
 
 bool valid_file_name(std::string_view name)
 {
@@ -94,11 +134,11 @@ bool valid_file_name(std::string_view name)
 
 std::string canonical_text(const Manifest &m)
 {
-    std::string t = std::string(kFormat) + "\nstep " + std::to_string(m.step) + "\njob " +
+    std::string t = std::string(format_name(m.format)) + "\nstep " + std::to_string(m.step) + "\njob " +
                     m.job_id + "\nuid " + std::to_string(m.uid) + "\nsaved " +
                     std::to_string(m.saved_at) + "." + std::to_string(m.saved_at_ns) + "\n";
     for (const auto &f : m.files)
-        t += "file " + f.name + " " + std::to_string(f.size) + " " + f.sha256 + "\n";
+        t += "file " + f.name + " " + std::to_string(f.size) + " " + f.sum + "\n";
     return t;
 }
 
@@ -106,7 +146,7 @@ std::string manifest_digest(const Manifest &m) { return sha256_hex(canonical_tex
 
 std::string credential_payload(const Manifest &m)
 {
-    return std::string(kFormat) + " job=" + m.job_id + " step=" + std::to_string(m.step) +
+    return std::string(format_name(m.format)) + " job=" + m.job_id + " step=" + std::to_string(m.step) +
            " digest=" + manifest_digest(m);
 }
 
@@ -114,7 +154,7 @@ std::string manifest_to_json(const Manifest &m)
 {
     JsonPtr o(json_object_new_object(), &json_object_put);
     json_object *obj = o.get();
-    json_object_object_add(obj, "format", json_object_new_string(kFormat));
+    json_object_object_add(obj, "format", json_object_new_string(format_name(m.format)));
     json_object_object_add(obj, "step", json_object_new_uint64(m.step));
     json_object_object_add(obj, "job_id", json_object_new_string(m.job_id.c_str()));
     json_object_object_add(obj, "uid", json_object_new_int64(m.uid));
@@ -126,7 +166,7 @@ std::string manifest_to_json(const Manifest &m)
         json_object *e = json_object_new_object();
         json_object_object_add(e, "name", json_object_new_string(f.name.c_str()));
         json_object_object_add(e, "size", json_object_new_uint64(f.size));
-        json_object_object_add(e, "sha256", json_object_new_string(f.sha256.c_str()));
+        json_object_object_add(e, sum_key(m.format), json_object_new_string(f.sum.c_str()));
         json_object_array_add(files, e);
     }
     if (!m.munge.empty())
@@ -149,9 +189,13 @@ Manifest manifest_from_json(std::string_view text)
     if (!json_object_is_type(raw, json_type_object))
         bad("top level must be an object");
     std::string fmt = json_object_get_string(field(raw, "format", json_type_string, "a string"));
-    if (fmt != kFormat)
-        bad("format \"" + fmt + "\" is not " + kFormat);
     Manifest m;
+    if (fmt == format_name(kFormatV1))
+        m.format = kFormatV1;
+    else if (fmt == format_name(kFormatV2))
+        m.format = kFormatV2;
+    else
+        bad("format \"" + fmt + "\" is not idletime-ckpt-1 or idletime-ckpt-2");
     m.step = uint_field(raw, "step");
     m.job_id = json_object_get_string(field(raw, "job_id", json_type_string, "a string"));
     int64_t uid = int_field(raw, "uid", 0);
@@ -163,7 +207,7 @@ Manifest manifest_from_json(std::string_view text)
     json_object *files = field(raw, "files", json_type_array, "an array");
     std::set<std::string> seen;
     for (size_t i = 0; i < json_object_array_length(files); i++)
-        m.files.push_back(file_from_json(json_object_array_get_idx(files, i), seen));
+        m.files.push_back(file_from_json(json_object_array_get_idx(files, i), m.format, seen));
     json_object *cred = nullptr;
     if (json_object_object_get_ex(raw, "munge", &cred)) {
         if (!json_object_is_type(cred, json_type_string))

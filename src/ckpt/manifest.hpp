@@ -3,23 +3,49 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ckpt/util.hpp"
+
 namespace idletime::ckpt {
 
-inline constexpr const char *kFormat = "idletime-ckpt-1";
+// Format 1 ("idletime-ckpt-1"): files carry "sha256". Format 2 (written since): files carry
+// "xxh3_128". Both are read; the manifest digest is SHA-256 in both (see ckpt.h, Trust).
+inline constexpr int kFormatV1 = 1;
+inline constexpr int kFormatV2 = 2;
+inline constexpr int kWriteFormat = kFormatV2;
 inline constexpr const char *kManifestName = "MANIFEST.json";
 inline constexpr size_t kMaxManifestBytes = 16u << 20;
+
+const char *format_name(int format);  // "idletime-ckpt-<format>"
+const char *sum_key(int format);      // JSON key of a file's checksum: "sha256" / "xxh3_128"
+const char *sum_label(int format);    // for messages: "SHA-256" / "XXH3-128 checksum"
 
 struct FileEntry {
     std::string name;
     uint64_t size = 0;
-    std::string sha256;  // 64 lower-case hex chars
+    std::string sum;  // lower-case hex: SHA-256 (format 1, 64 chars), XXH3-128 (2, 32 chars)
 };
 
+// The per-file checksum of a format, computed incrementally.
+class FileSum {
+public:
+    explicit FileSum(int format);
+    void update(const void *data, size_t len);
+    std::string hex();  // finalizes
+
+private:
+    std::unique_ptr<Sha256> sha_;
+    std::unique_ptr<Xxh128> xxh_;
+};
+
+std::string file_sum_hex(int format, std::string_view data);
+
 struct Manifest {
+    int format = kWriteFormat;
     uint64_t step = 0;
     std::string job_id;  // "" = none
     uint32_t uid = 0;

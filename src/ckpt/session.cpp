@@ -135,12 +135,13 @@ void Session::add(const std::string &name, const void *data, size_t size)
     items_.push_back(Item{name, data, size});
 }
 
-void Session::persist_now(uint64_t step, const std::vector<Item> &items)
+void Session::persist_now(uint64_t step, const std::vector<Item> &items,
+                          std::vector<std::string> *trash)
 {
     const int64_t taken_at = ::time(nullptr);  // the items hold the state of this moment
     hb_.set_saving(true);
     try {
-        store_.persist(step, items);
+        store_.persist(step, items, trash);
     } catch (...) {
         hb_.set_saving(false);
         throw;
@@ -222,8 +223,9 @@ void Session::worker()
         uint64_t step = job_step_;
         g.unlock();
         std::optional<Error> err;
+        std::vector<std::string> trash;
         try {
-            persist_now(step, job_items_);
+            persist_now(step, job_items_, &trash);
         } catch (const Error &e) {
             err = Error(e.code(), "background save of step " + std::to_string(step) +
                                       " failed: " + e.what());
@@ -241,6 +243,14 @@ void Session::worker()
         job_items_.clear();
         busy_ = false;
         cv_.notify_all();
+        if (trash.empty())
+            continue;
+        // Durable and reported: delete the pruned copies before taking the next job (the
+        // destructor's join waits for this too; a killed process leaves .tmp-del-*, removed
+        // on the next open).
+        g.unlock();
+        store_.empty_trash(trash);
+        g.lock();
     }
 }
 

@@ -53,7 +53,8 @@ private:
     void take_pending();
     void wait_idle();
     void worker();
-    void persist_now(uint64_t step, const std::vector<Item> &items);
+    void persist_now(uint64_t step, const std::vector<Item> &items,
+                     std::vector<std::string> *trash = nullptr);
 
     Store store_;
     Heartbeat hb_;

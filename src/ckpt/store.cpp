@@ -124,7 +124,7 @@ void Store::clean_stale()
     }
 }
 
-void Store::verify_file(int sd, const FileEntry &f) const
+void Store::verify_file(int sd, int format, const FileEntry &f) const
 {
     Fd fd(::openat(sd, f.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd)
@@ -137,7 +137,7 @@ void Store::verify_file(int sd, const FileEntry &f) const
         throw Error(-EBADMSG, "file " + f.name + " has " + std::to_string(st.st_size) +
                                   " bytes, the manifest says " + std::to_string(f.size));
     ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-    Sha256 h;
+    FileSum h(format);
     std::vector<char> buf(1u << 20);
     uint64_t total = 0;
     for (;;) {
@@ -151,8 +151,9 @@ void Store::verify_file(int sd, const FileEntry &f) const
         h.update(buf.data(), static_cast<size_t>(n));
         total += static_cast<uint64_t>(n);
     }
-    if (total != f.size || h.hex() != f.sha256)
-        throw Error(-EBADMSG, "file " + f.name + " does not match its SHA-256 in the manifest");
+    if (total != f.size || h.hex() != f.sum)
+        throw Error(-EBADMSG, "file " + f.name + " does not match its " + sum_label(format) +
+                                  " in the manifest");
 }
 
 Manifest Store::verify(uint64_t step) const
@@ -187,7 +188,7 @@ Manifest Store::verify(uint64_t step) const
         munge_verify(m.munge, credential_payload(m), uid_);
     }
     for (const auto &f : m.files)
-        verify_file(sd.get(), f);
+        verify_file(sd.get(), m.format, f);
     return m;
 }
 
@@ -254,7 +255,7 @@ size_t Store::read(uint64_t step, const std::string &name, void *buf, size_t cap
             break;
         got += static_cast<size_t>(n);
     }
-    if (got != it->size || sha256_hex(std::string_view(p, got)) != it->sha256)
+    if (got != it->size || file_sum_hex(m->format, std::string_view(p, got)) != it->sum)
         throw Error(-EIO, "file " + name + " of step " + std::to_string(step) +
                               " changed on disk since it was verified");
     return got;
@@ -266,12 +267,12 @@ FileEntry Store::write_file(int td, const Item &it) const
                    0600));
     if (!fd)
         throw_errno("create " + it.name);
-    Sha256 h;
+    FileSum h(kWriteFormat);
     auto *p = static_cast<const char *>(it.data);
     for (size_t off = 0; off < it.size; off += kChunk) {
         size_t n = std::min(kChunk, it.size - off);
         write_all(fd.get(), p + off, n, it.name);
-        // Start writeback now so the disk works while we hash the next chunk.
+        // Start writeback now so the disk works while we checksum and copy the next chunk.
         ::sync_file_range(fd.get(), static_cast<off_t>(off), static_cast<off_t>(n),
                           SYNC_FILE_RANGE_WRITE);
         h.update(p + off, n);
@@ -306,7 +307,8 @@ void Store::publish(const std::string &tmp, uint64_t step)
     log_("replaced an earlier " + step_path(step));
 }
 
-void Store::persist(uint64_t step, const std::vector<Item> &items)
+void Store::persist(uint64_t step, const std::vector<Item> &items,
+                    std::vector<std::string> *trash)
 {
     const std::string tmp = ".tmp-" + step_dir_name(step) + "-" + std::to_string(::getpid());
     remove_tree(fd_.get(), tmp);
@@ -345,10 +347,26 @@ void Store::persist(uint64_t step, const std::vector<Item> &items)
         std::lock_guard<std::mutex> g(mu_);
         cache_[step] = std::make_shared<const Manifest>(std::move(m));
     }
-    prune(step);
+    std::vector<std::string> doomed;
+    prune(step, doomed);
+    if (trash)
+        trash->insert(trash->end(), doomed.begin(), doomed.end());
+    else
+        empty_trash(doomed);
 }
 
-void Store::prune(uint64_t newest)
+void Store::empty_trash(const std::vector<std::string> &trash)
+{
+    for (const auto &del : trash) {
+        try {
+            remove_tree(fd_.get(), del);
+        } catch (const Error &e) {
+            log_(std::string("cannot delete old checkpoint: ") + e.what());
+        }
+    }
+}
+
+void Store::prune(uint64_t newest, std::vector<std::string> &trash)
 {
     unsigned kept = 1;  // newest itself
     for (uint64_t s : steps_desc()) {
@@ -363,7 +381,7 @@ void Store::prune(uint64_t newest)
         try {
             if (::renameat(fd_.get(), name.c_str(), fd_.get(), del.c_str()) != 0)
                 throw_errno("rename " + name);
-            remove_tree(fd_.get(), del);
+            trash.push_back(del);
         } catch (const Error &e) {
             log_(std::string("cannot delete old checkpoint: ") + e.what());
         }

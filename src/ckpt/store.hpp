@@ -45,19 +45,24 @@ public:
     std::optional<uint64_t> latest();
     // Verified manifest of step (cached after the first verification); throws Error(-ENOENT).
     std::shared_ptr<const Manifest> complete(uint64_t step);
-    // Commit protocol; throws Error on any failure and leaves no trace of the attempt.
-    void persist(uint64_t step, const std::vector<Item> &items);
-    // Reads one file of a complete checkpoint, checking size and SHA-256 again.
+    // Commit protocol; throws Error on any failure and leaves no trace of the attempt. Old
+    // checkpoints beyond keep_last are renamed aside (no longer checkpoints) and removed; with
+    // trash, their names are appended to it instead and the caller removes them later with
+    // empty_trash (deleting big files can take longer than writing them: not on the durable path).
+    void persist(uint64_t step, const std::vector<Item> &items,
+                 std::vector<std::string> *trash = nullptr);
+    void empty_trash(const std::vector<std::string> &trash);
+    // Reads one file of a complete checkpoint, checking size and checksum again.
     size_t read(uint64_t step, const std::string &name, void *buf, size_t cap);
 
 private:
     void check_trusted(const std::string &what, uid_t uid, mode_t mode) const;
     Manifest verify(uint64_t step) const;
-    void verify_file(int sd, const FileEntry &f) const;
+    void verify_file(int sd, int format, const FileEntry &f) const;
     FileEntry write_file(int td, const Item &it) const;
     void write_manifest(int td, Manifest &m) const;
     void publish(const std::string &tmp, uint64_t step);
-    void prune(uint64_t newest);
+    void prune(uint64_t newest, std::vector<std::string> &trash);
     void clean_stale();
     std::vector<std::string> entries() const;
     std::vector<uint64_t> steps_desc() const;

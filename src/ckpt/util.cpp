@@ -50,20 +50,29 @@ void Sha256::update(const void *data, size_t len)
         throw Error(-EIO, "SHA-256 update failed (libcrypto)");
 }
 
+namespace {
+
+std::string to_hex(const unsigned char *md, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * n);
+    for (size_t i = 0; i < n; i++) {
+        out.push_back(digits[md[i] >> 4]);
+        out.push_back(digits[md[i] & 15]);
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string Sha256::hex()
 {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int n = 0;
     if (EVP_DigestFinal_ex(ctx_, md, &n) != 1)
         throw Error(-EIO, "SHA-256 final failed (libcrypto)");
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(2 * n);
-    for (unsigned i = 0; i < n; i++) {
-        out.push_back(digits[md[i] >> 4]);
-        out.push_back(digits[md[i] & 15]);
-    }
-    return out;
+    return to_hex(md, n);
 }
 
 std::string sha256_hex(std::string_view data)
@@ -71,6 +80,29 @@ std::string sha256_hex(std::string_view data)
     Sha256 h;
     h.update(data.data(), data.size());
     return h.hex();
+}
+
+Xxh128::Xxh128() : st_(XXH3_createState())
+{
+    if (!st_ || XXH3_128bits_reset(st_) != XXH_OK) {
+        XXH3_freeState(st_);
+        throw Error(-ENOMEM, "cannot initialise XXH3-128 (libxxhash)");
+    }
+}
+
+Xxh128::~Xxh128() { XXH3_freeState(st_); }
+
+void Xxh128::update(const void *data, size_t len)
+{
+    if (len && XXH3_128bits_update(st_, data, len) != XXH_OK)
+        throw Error(-EIO, "XXH3-128 update failed (libxxhash)");
+}
+
+std::string Xxh128::hex() const
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st_));
+    return to_hex(c.digest, sizeof c.digest);
 }
 
 void write_all(int fd, const void *data, size_t len, const std::string &what)

@@ -1,4 +1,5 @@
-// Small POSIX helpers for the checkpoint library: errors with errno codes, owned fds, SHA-256.
+// Small POSIX helpers for the checkpoint library: errors with errno codes, owned fds, SHA-256,
+// XXH3-128.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include <openssl/evp.h>
+#include <xxhash.h>
 
 namespace idletime::ckpt {
 
@@ -54,6 +56,21 @@ private:
 };
 
 std::string sha256_hex(std::string_view data);
+
+// Streaming XXH3-128 (libxxhash); hex() gives its canonical big-endian form, 32 lower-case hex
+// chars, as `xxhsum -H2` prints it.
+class Xxh128 {
+public:
+    Xxh128();
+    ~Xxh128();
+    Xxh128(const Xxh128 &) = delete;
+    Xxh128 &operator=(const Xxh128 &) = delete;
+    void update(const void *data, size_t len);
+    std::string hex() const;
+
+private:
+    XXH3_state_t *st_;
+};
 
 void write_all(int fd, const void *data, size_t len, const std::string &what);
 // Reads at most max bytes of fd from its start; throws if the file is larger.

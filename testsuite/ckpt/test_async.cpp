@@ -69,6 +69,28 @@ START_TEST(async_copies_before_return)
 }
 END_TEST
 
+// An async save prunes beyond keep_last: once wait() returns the pruned step is no longer a
+// checkpoint; its files are deleted in the background, at the latest when close() returns.
+START_TEST(async_prune_deferred_deletion)
+{
+    std::string dir = base + "/ck";
+    idletime_ckpt_t *h = open_ok(dir, opts("", 0, nullptr, 1));
+    ck_assert_int_eq(save_step(h, 1, 32u << 20), 0);
+    for (uint64_t s = 2; s <= 4; s++) {
+        ck_assert_int_eq(save_step(h, s, 32u << 20, true), 0);  // waits for the previous one
+        ck_assert_int_eq(idletime_ckpt_wait(h), 0);
+        size_t n = 0;
+        ck_assert_int_eq(idletime_ckpt_file_count(h, s - 1, &n), -ENOENT);
+        ck_assert_uint_eq(latest_step(h), s);
+        ck_assert(!exists(dir + "/step-" + std::string(11, '0') + std::to_string(s - 1)));
+    }
+    ck_assert_int_eq(idletime_ckpt_close(h), 0);
+    auto names = list_dir(dir);
+    ck_assert_msg(names.size() == 1 && names[0] == "step-000000000004", "left: %zu entries",
+                  names.size());
+}
+END_TEST
+
 START_TEST(full_disk_error_surfaces)
 {
     std::string dir = small_tmpfs();
@@ -263,6 +285,7 @@ int main()
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 60);
     tcase_add_test(t, async_copies_before_return);
+    tcase_add_test(t, async_prune_deferred_deletion);
     tcase_add_test(t, full_disk_error_surfaces);
     tcase_add_test(t, readonly_disk_error_surfaces);
     tcase_add_test(t, heartbeat_file);

@@ -67,7 +67,7 @@ class BindingTest(unittest.TestCase):
             with self.assertRaises(CheckpointError) as cm:
                 c.files(2)
             self.assertEqual(cm.exception.errno, errno.ENOENT)
-        self.assertTrue(any("SHA-256" in m for m in self.log), self.log)
+        self.assertTrue(any("XXH3-128 checksum" in m for m in self.log), self.log)
 
     def test_untrusted_dirs_refused(self):
         os.mkdir(self.dir, 0o700)

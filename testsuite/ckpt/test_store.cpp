@@ -74,12 +74,18 @@ struct Damage {
 };
 
 const Damage damages[] = {
-    {"corrupted manifest", "printf '{\"format\": \"idletime-ckpt-1\", \"st' > MANIFEST.json",
+    {"corrupted manifest", "printf '{\"format\": \"idletime-ckpt-2\", \"st' > MANIFEST.json",
      "not valid JSON"},
     {"missing manifest", "rm MANIFEST.json", "no MANIFEST.json"},
     {"truncated file", "truncate -s 100 a", "has 100 bytes, the manifest says 4096"},
     {"wrong checksum", "printf 'X' | dd of=a bs=1 seek=10 conv=notrunc 2>/dev/null",
-     "does not match its SHA-256"},
+     "does not match its XXH3-128 checksum"},
+    {"unknown format", "sed -i 's/idletime-ckpt-2/idletime-ckpt-9/' MANIFEST.json",
+     "format \"idletime-ckpt-9\" is not"},
+    {"SHA-256 key in a format-2 manifest", "sed -i 's/xxh3_128/sha256/' MANIFEST.json",
+     "missing \"xxh3_128\""},
+    {"checksum of the wrong length", "sed -i -E 's/(\"xxh3_128\": ?\")/\\1ab/' MANIFEST.json",
+     "is not 32 lower-case hex digits"},
     {"missing data file", "rm a", "No such file"},
     {"manifest for another step", "sed -i -E 's/\"step\": ?2,/\"step\":1,/' MANIFEST.json",
      "manifest is for step 1"},
