@@ -136,7 +136,11 @@ JobRecord build_record(const ReplayJob &job, bool submitted, const RunTracker &t
         run.preempted = r < last || (r == last && !tr.completed() && tr.restarts() > r);
         rec.runs.push_back(run);
     }
-    rec.completed = tr.completed() && !rec.runs.empty() && !rec.runs.back().preempted;
+    // Slurm 22.05 records a preempted job that finishes its work inside GraceTime as TIMEOUT:
+    // the work is done (the worker logged "done"), so it counts as completed, not lost.
+    auto lt = logs.find(last);
+    bool worker_done = tr.ended() && lt != logs.end() && lt->second.done;
+    rec.completed = (tr.completed() || worker_done) && !rec.runs.empty() && !rec.runs.back().preempted;
     return rec;
 }
 

@@ -52,7 +52,9 @@ private:
 std::map<uint32_t, LoggedRun> parse_worker_log(std::istream &in);
 
 // Merges both views into a JobRecord with times relative to t0 (epoch of the first submission).
-// A run is preempted when a later run exists or Slurm requeued it; ckpt says whether saved
+// A run is preempted when a later run exists or Slurm requeued it; the job is completed when
+// Slurm says so or when it ended and the worker logged "done" (TIMEOUT after a notice whose
+// grace ran out as the work finished); ckpt says whether saved
 // progress survives (config C) or a rerun starts from zero.
 JobRecord build_record(const ReplayJob &job, bool submitted, const RunTracker &tr,
                        const std::map<uint32_t, LoggedRun> &logs, bool ckpt, double t0);
