@@ -48,6 +48,11 @@ for key in "${group_keys[@]}"; do
 		case $w in -*) abs_args+=" $w" ;; /*) abs_args+=" $w" ;; *) abs_args+=" $top/$w" ;; esac
 	done
 	dir=/var/tmp/idletime-ci-$i
+	# Clusters start one at a time (a start is CPU-heavy on 2 cores); the tests then run in parallel.
+	# shellcheck disable=SC2086 # word list on purpose
+	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((16800 + 1000 * i)) \
+		"$here/start.sh" --dir "$dir"$abs_args >"$logs/$i.start" 2>&1 ||
+		{ echo "run-suites: cluster $i did not start:"; tail -n 20 "$logs/$i.start"; }
 	(
 		export IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((16800 + 1000 * i))
 		echo "run-suites: cluster $i (${args:-default}):${group_tests[$key]}"
@@ -58,7 +63,6 @@ for key in "${group_keys[@]}"; do
 		exit $rc
 	) >"$logs/$i.log" 2>&1 &
 	pids+=($!)
-	sleep 2  # stagger the cluster starts on a 2-core machine
 done
 rc=0
 for j in "${!pids[@]}"; do

@@ -288,13 +288,16 @@ start_mariadbd() {
 	ln -sfn "$IC_MYSQL/mysqld.log" "$IC_LOGD/mariadbd.log"
 	if [ ! -d "$IC_MYSQL/data/mysql" ]; then
 		rm -rf "$IC_MYSQL/data" "$IC_ETC/accounting.done"
-		mariadb-install-db --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --skip-test-db \
+		# Own tmpdir: parallel clusters' MariaDB temp tables collide in a shared /tmp.
+		install -d -o mysql -g mysql -m 750 "$IC_MYSQL/tmp"
+		mariadb-install-db --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --skip-test-db \
 			--auth-root-authentication-method=socket --skip-name-resolve >"$IC_LOGD/mariadb-install.out" 2>&1 ||
 			{ ic_log "mariadb-install-db failed"; tail -n 20 "$IC_LOGD/mariadb-install.out" >&2; exit 1; }
 	fi
 	if ! { ic_running mariadbd && mysql_ok; }; then
 		ic_stop_daemon mariadbd 20
-		launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --socket="$IC_MYSQL_SOCK" \
+		install -d -o mysql -g mysql -m 750 "$IC_MYSQL/tmp"
+		launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --socket="$IC_MYSQL_SOCK" \
 			--port="$IC_PORT_MYSQL" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$IC_MYSQL/mysqld.pid" \
 			--log-error="$IC_MYSQL/mysqld.log" --innodb-buffer-pool-size=128M --innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
 			--skip-log-bin --max-connections=200 \
