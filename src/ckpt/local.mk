@@ -64,3 +64,4 @@ noinst_PROGRAMS += bench/ckpt/ckpt_bench
 bench_ckpt_ckpt_bench_SOURCES = bench/ckpt/ckpt_bench.cpp
 bench_ckpt_ckpt_bench_LDADD = src/ckpt/libidletime-ckpt.la
 dist_noinst_SCRIPTS += bench/ckpt/run.sh
+EXTRA_DIST += bench/ckpt/README.md
