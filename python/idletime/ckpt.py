@@ -154,7 +154,7 @@ class Checkpointer:
         return out
 
     def read(self, step, name):
-        """Bytes of one file, checked against the manifest's size and SHA-256."""
+        """Bytes of one file, checked against the manifest's size and checksum (XXH3-128; SHA-256 in format 1)."""
         size = dict(self.files(step)).get(name)
         if size is None:
             raise CheckpointError(errno.ENOENT, "checkpoint step %d has no file %r" % (step, name))
