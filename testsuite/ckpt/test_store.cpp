@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.hpp"
+#include "../check_string.hpp"
 
 using namespace ckpt_test;
 
@@ -58,7 +59,7 @@ START_TEST(commit_creates_dir_and_roundtrips)
     ck_assert_uint_eq(len, 100000);
     ck_assert_int_eq(idletime_ckpt_read(h, 7, "nope", buf.data(), buf.size(), &len), -ENOENT);
     ck_assert_int_eq(idletime_ckpt_file_path(h, 7, "b.txt", path, sizeof path), 0);
-    ck_assert_str_eq(read_file(path).c_str(), "step 7");
+    ck_assert_cxx_str_eq(read_file(path), "step 7");
     ck_assert_int_eq(idletime_ckpt_file_count(h, 8, &n), -ENOENT);
     ck_assert_int_eq(idletime_ckpt_close(h), 0);
     // Nothing but the step directory remains: no temp directories.

@@ -6,6 +6,7 @@
 #include <sstream>
 // check.h defines fail(): include it after the standard headers.
 #include "suites.hpp"
+#include "../check_string.hpp"
 
 using namespace idletime::replay;
 
@@ -97,7 +98,7 @@ END_TEST
 START_TEST(test_reader_kinds)
 {
     ck_assert_ptr_nonnull(make_trace_reader("openb").get());
-    ck_assert_str_eq(std::string(make_trace_reader("openb")->kind()).c_str(), "openb");
+    ck_assert_cxx_str_eq(std::string(make_trace_reader("openb")->kind()), "openb");
     ck_assert_ptr_null(make_trace_reader("philly").get());
 }
 END_TEST
@@ -110,10 +111,10 @@ START_TEST(test_stream_roundtrip)
     write_jobs_csv(ss, jobs);
     auto back = read_jobs_csv(ss, "s");
     ck_assert_uint_eq(back.size(), 2);
-    ck_assert_str_eq(back[1].id.c_str(), "b");
+    ck_assert_cxx_str_eq(back[1].id, "b");
     ck_assert_double_eq_tol(back[1].submit_s, 3.25, 1e-9);
     ck_assert_int_eq(int(back[1].cls), int(JobClass::Idle));
-    ck_assert_str_eq(back[0].quota.c_str(), "a100-t0");
+    ck_assert_cxx_str_eq(back[0].quota, "a100-t0");
     std::vector<Quota> qs{{"a100-t0", "a100", 9, 7.5}};
     std::stringstream qq;
     write_quotas_csv(qq, qs);
@@ -132,7 +133,7 @@ START_TEST(test_stream_bad)
     } catch (const TraceError &e) {
         msg = e.what();
     }
-    ck_assert_str_eq(msg.c_str(), "s:2: class 'best' unknown, allowed: guaranteed, idle");
+    ck_assert_cxx_str_eq(msg, "s:2: class 'best' unknown, allowed: guaranteed, idle");
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 
 #include "check_main.hpp"
 #include "core/config.hpp"
+#include "../check_string.hpp"
 
 namespace {
 
@@ -104,13 +105,13 @@ START_TEST(test_model_and_defaults) {
     ck_assert(idletime::config_parse(kBase, cfg, errors));
     ck_assert_uint_eq(cfg.pools[0].node_names.size(), 2);
     ck_assert_uint_eq(cfg.pools[0].total_gpus(), 8);
-    ck_assert_str_eq(cfg.idle.checkpoint_signal.c_str(), "USR1");
+    ck_assert_cxx_str_eq(cfg.idle.checkpoint_signal, "USR1");
     ck_assert_int_eq(cfg.idle.checkpoint_signo, 10);
     ck_assert_uint_eq(cfg.ft.max_restarts, 3);
     ck_assert(cfg.ft.policy == idletime::FtPolicy::ExitCode);
     ck_assert(cfg.node_check.on_mismatch == idletime::OnMismatch::Log);
-    ck_assert_str_eq(idletime::quota_partition(cfg.quotas[0]).c_str(), "quota-q");
-    ck_assert_str_eq(idletime::idle_partition(cfg.pools[1]).c_str(), "idle-g");
+    ck_assert_cxx_str_eq(idletime::quota_partition(cfg.quotas[0]), "quota-q");
+    ck_assert_cxx_str_eq(idletime::idle_partition(cfg.pools[1]), "idle-g");
 }
 END_TEST
 

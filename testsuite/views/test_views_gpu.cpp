@@ -2,6 +2,7 @@
 
 #include "views/gpu.hpp"
 #include "views_fixture.hpp"
+#include "../check_string.hpp"
 
 using namespace idletime;
 using namespace idletime::views;
@@ -41,13 +42,13 @@ START_TEST(test_detect) {
         std::vector<GpuDevice> g = load(c.file);
         ck_assert_msg(g.size() == c.count, "%s: %zu GPUs", c.file, g.size());
         if (!c.count) continue;
-        ck_assert_str_eq(g[0].spec.c_str(), c.spec0);
-        ck_assert_str_eq(g[0].model.c_str(), c.model0);
+        ck_assert_cxx_str_eq(g[0].spec, c.spec0);
+        ck_assert_cxx_str_eq(g[0].model, c.model0);
         ck_assert_uint_eq(g[0].device_id, c.dev0);
         ck_assert_uint_eq(g[0].vendor_id, 0x10de);
-        ck_assert_str_eq(g[0].busid.c_str(), "0000:17:00.0");
+        ck_assert_cxx_str_eq(g[0].busid, "0000:17:00.0");
     }
-    ck_assert_str_eq(load("mixed-node.xml")[3].spec.c_str(), "h100");
+    ck_assert_cxx_str_eq(load("mixed-node.xml")[3].spec, "h100");
 }
 END_TEST
 
@@ -93,12 +94,12 @@ END_TEST
 START_TEST(test_gres_parse) {
     auto g = parse_gres_gpus("gpu:a100:4(S:0-1),gpu:2,mps:100");
     ck_assert_uint_eq(g.size(), 2);
-    ck_assert_str_eq(g[0].type.c_str(), "a100");
+    ck_assert_cxx_str_eq(g[0].type, "a100");
     ck_assert_uint_eq(g[0].count, 4);
-    ck_assert_str_eq(g[1].type.c_str(), "");
+    ck_assert_cxx_str_eq(g[1].type, "");
     ck_assert_uint_eq(g[1].count, 2);
     ck_assert_uint_eq(parse_gres_gpus("(null)").size(), 0);
-    ck_assert_str_eq(describe({}).c_str(), "no NVIDIA GPU");
+    ck_assert_cxx_str_eq(describe({}), "no NVIDIA GPU");
 }
 END_TEST
 
@@ -107,7 +108,7 @@ START_TEST(test_texts) {
     std::vector<NodeFinding> f = check_node(east, load("none-node.xml"), "gpu:a100:4", true);
     ck_assert_uint_eq(f.size(), 2);
     const std::string text = finding_text(f[0]), reason = drain_reason(f);  // the macros evaluate twice
-    ck_assert_str_eq(text.c_str(), "GPU count: detected 0 (no NVIDIA GPU), expected 4 (pool a100-east)");
+    ck_assert_cxx_str_eq(text, "GPU count: detected 0 (no NVIDIA GPU), expected 4 (pool a100-east)");
     ck_assert_str_eq(reason.c_str(),
                      "idletime: GPU count 0 (no NVIDIA GPU) != 4 (pool a100-east); Gres no NVIDIA GPU != Gres=gpu:a100:4");
     ck_assert_uint_eq(drain_reason(f, 20).size(), 20);
@@ -135,7 +136,7 @@ START_TEST(test_slurmd_node_name) {
     };
     for (auto &c : t) {
         const std::string got = slurmd_node_name(c.argv, c.env, c.host);
-        ck_assert_str_eq(got.c_str(), c.want);
+        ck_assert_cxx_str_eq(got, c.want);
     }
 }
 END_TEST

@@ -3,6 +3,7 @@
 #include "ft/ft.hpp"
 #include "views/job.hpp"
 #include "views_fixture.hpp"
+#include "../check_string.hpp"
 
 using namespace idletime;
 using namespace idletime::views;
@@ -131,8 +132,8 @@ START_TEST(test_tenant_and_pool) {
     Catalog cat(example_config());
     JobInfo j = job(SlurmState::Running, "team-x", {"idle-h100-beta"});
     JobView v = derive(cat, j, kNow, false);
-    ck_assert_str_eq(v.tenant.c_str(), "beta");
-    ck_assert_str_eq(v.pool.c_str(), "h100-beta");
+    ck_assert_cxx_str_eq(v.tenant, "beta");
+    ck_assert_cxx_str_eq(v.pool, "h100-beta");
 }
 END_TEST
 
@@ -159,11 +160,11 @@ START_TEST(test_tres) {
 END_TEST
 
 START_TEST(test_age_and_names) {
-    ck_assert_str_eq(format_age(12).c_str(), "12s");
-    ck_assert_str_eq(format_age(250).c_str(), "4m10s");
-    ck_assert_str_eq(format_age(7500).c_str(), "2h05m");
-    ck_assert_str_eq(format_age(3 * 86400 + 4 * 3600).c_str(), "3d04h");
-    ck_assert_str_eq(format_age(-5).c_str(), "0s");
+    ck_assert_cxx_str_eq(format_age(12), "12s");
+    ck_assert_cxx_str_eq(format_age(250), "4m10s");
+    ck_assert_cxx_str_eq(format_age(7500), "2h05m");
+    ck_assert_cxx_str_eq(format_age(3 * 86400 + 4 * 3600), "3d04h");
+    ck_assert_cxx_str_eq(format_age(-5), "0s");
     Status s;
     ck_assert(status_parse("Resource Preempted", s) && s == Status::ResourcePreempted);
     ck_assert(status_parse("restarting", s) && s == Status::Restarting);
@@ -181,13 +182,13 @@ START_TEST(test_newest_record) {
     st.judged_start = kNow - 10;
     st.final_reason = "max restarts exceeded";
     std::string acct = ft::state_serialize(st);
-    ck_assert_str_eq(newest_record(live, acct).c_str(), acct.c_str());
-    ck_assert_str_eq(newest_record(acct, live).c_str(), acct.c_str());
-    ck_assert_str_eq(newest_record(live, live).c_str(), live.c_str());
-    ck_assert_str_eq(newest_record(live, "").c_str(), live.c_str());
-    ck_assert_str_eq(newest_record(live, "idletime-ft:{bad").c_str(), live.c_str());
-    ck_assert_str_eq(newest_record("", acct).c_str(), acct.c_str());
-    ck_assert_str_eq(newest_record("user text", acct).c_str(), acct.c_str());
+    ck_assert_cxx_str_eq(newest_record(live, acct), acct.c_str());
+    ck_assert_cxx_str_eq(newest_record(acct, live), acct.c_str());
+    ck_assert_cxx_str_eq(newest_record(live, live), live.c_str());
+    ck_assert_cxx_str_eq(newest_record(live, ""), live.c_str());
+    ck_assert_cxx_str_eq(newest_record(live, "idletime-ft:{bad"), live.c_str());
+    ck_assert_cxx_str_eq(newest_record("", acct), acct.c_str());
+    ck_assert_cxx_str_eq(newest_record("user text", acct), acct.c_str());
 }
 END_TEST
 
