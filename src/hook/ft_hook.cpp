@@ -226,6 +226,8 @@ bool store_accounting(uint32_t id, int64_t start, const ft::JobState &st, int wa
 // every sched_interval (60 s). Once the backoff is over, an update of the begin time (to now)
 // queues a pass, so the restart follows the backoff within about a second. Only when the job
 // still waits for the begin time this hook set; nothing is lost if this never happens.
+constexpr time_t kMinRequeueGap = 2;  // seconds between a requeue and the next run's start
+
 void wake_at_begin(uint32_t id, time_t begin) {
     std::this_thread::sleep_until(std::chrono::system_clock::from_time_t(begin));
     retry("scheduling after the backoff", id, 30, [&](std::string &err) {
@@ -250,7 +252,9 @@ bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wa
         return slurmjob::requeue(id, err);
     });
     if (!ok) return false;
-    const time_t begin = std::max<time_t>(p.begin_at, time(nullptr));
+    // Never in the requeue's own second: slurmd revokes the last run's credential with 1 s
+    // resolution, and a run launched in that second is killed ("Job credential revoked").
+    const time_t begin = std::max<time_t>(p.begin_at, time(nullptr) + kMinRequeueGap);
     retry("begin time update", id, wait_s, [&](std::string &err) {
         return slurmjob::set_begin_time(id, begin, err);
     });

@@ -24,6 +24,9 @@ it_begin() {
 	it_cleanup_jobs
 }
 
+# Releasing Slurm's 121 s requeue delay: use StartTime=now+2, never now. slurmd revokes the last
+# run's credential with 1 s resolution; a run started in that second is killed ("credential revoked").
+
 it_pass() {
 	echo "PASS $IT_NAME"
 	exit 0

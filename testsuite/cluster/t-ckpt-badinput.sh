@@ -33,7 +33,7 @@ root=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[
 # Two held jobs of alice, so their ids are known before they run.
 a=$(it_submit alice -J badinput --hold --quota=team-a "$CASES" check --missing "$B/no-such-dir/ckpt" \
 	--unwritable "$B/unwritable" --full "$B/full" --corrupt "$B/corrupt" --copied "$B/copied") || it_fail "sbatch badinput"
-p=$(it_submit alice -J planted --hold --idle-resources=only "$CASES" check --env \
+p=$(it_submit alice -J planted --hold --idle-resources=only --quota=team-a "$CASES" check --env \
 	--planted "$root/alice/{job}") || it_fail "sbatch planted"
 planted=$root/alice/$p
 # bob's checkpoints: one of his own job, one signed for alice's job $a, one for alice's job $p.

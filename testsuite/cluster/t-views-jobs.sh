@@ -49,7 +49,7 @@ it_assert_eq "$c nq carol team-c only Running Not in Quota 2 0/0 AGE (shared)" "
 # Filters and --format (ended jobs of earlier tests stay listed for MinJobAge: filter by state)
 it_assert_eq "$c" "$(jobs_as alice --quota=team-c --state=running --format='%i' --noheader)" "--quota=team-c --state=running"
 it_assert_eq "$a" "$(jobs_as alice --user=alice --state=running --format='%i' --noheader)" "--user --state"
-it_assert_eq "" "$(jobs_as alice --tenant=beta --format='%i' --noheader)" "--tenant=beta"
+it_assert_eq "" "$(jobs_as alice --tenant=beta --state=running --format='%i' --noheader)" "--tenant=beta --state=running"
 it_assert_eq "$c|Not in Quota|2|team-c" "$(jobs_as root --format='%i|%R|%b|%q' --noheader --quota=team-c --state=running)" "--format"
 jobs_as alice --state=bogus >/dev/null 2>&1; it_assert_eq 2 $? "exit status of --state=bogus"
 jobs_as alice --quota=nope >/dev/null 2>&1; it_assert_eq 2 $? "exit status of --quota=nope"
