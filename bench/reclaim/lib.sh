@@ -102,7 +102,7 @@ rc_wait_admin() {
 }
 
 # rc_release_hold JOBID: Slurm delays a requeued job by 121 s (BeginTime); tests skip the wait.
-rc_release_hold() { scontrol update jobid="$1" StartTime=now+2; }
+rc_release_hold() { it_release_requeue_delay "$1"; }
 
 # rc_wait_count FILE REGEX N TIMEOUT: poll until at least N lines of FILE match REGEX.
 rc_wait_count() {

@@ -24,8 +24,16 @@ it_begin() {
 	it_cleanup_jobs
 }
 
-# Releasing Slurm's 121 s requeue delay: use StartTime=now+2, never now. slurmd revokes the last
-# run's credential with 1 s resolution; a run started in that second is killed ("credential revoked").
+# it_release_requeue_delay JOBID: start a requeued job now instead of after Slurm's 121 s delay.
+# Waits until the requeue's second is over first: slurmd revokes the last run's credential with
+# 1 s resolution, and a run started in that second is killed ("Job credential revoked"). StartTime
+# in the future would not do: nothing triggers a scheduling pass when it passes.
+it_release_requeue_delay() {
+	local t0
+	t0=$(date +%s)
+	while [ "$(date +%s)" -le $((t0 + 1)) ]; do sleep 0.2; done
+	scontrol update jobid="$1" StartTime=now
+}
 
 it_pass() {
 	echo "PASS $IT_NAME"

@@ -50,7 +50,7 @@ scancel "$owner"
 it_wait_state "$owner" "CANCELLED|COMPLETED" 60 || it_fail "owner $owner did not end"
 restart_ctld "job pending after the preemption"
 admin_has "$id" '"p":1,"f":1,' || it_fail "counters lost by the restart: $(ft_admin "$id")"
-scontrol update jobid="$id" StartTime=now+2 || it_fail "cannot release the requeue delay of $id"
+it_release_requeue_delay "$id" || it_fail "cannot release the requeue delay of $id"
 
 # run 2 fails; restart slurmctld as soon as it has ended
 ic_poll 120 rc_line "$out" '^plan run 2: exit:137' || it_fail "run 2 did not start: $(cat "$out")"

@@ -21,7 +21,7 @@ scontrol update nodename="$node" state=down reason=idletime-ft-test || it_fail "
 it_wait_field "$id" ExcNodeList "$node" 30 || it_fail "failed node $node not excluded (AdminComment $(ft_admin "$id"))"
 it_assert_eq 1 "$(it_job_field "$id" Restarts)" "Restarts of $id after the node failure"
 [[ $(ft_admin "$id") == *'"f":0,"n":1,'* ]] || it_fail "counters after the node failure: $(ft_admin "$id")"
-scontrol update jobid="$id" StartTime=now+2 || it_fail "cannot release the requeue delay of $id"
+it_release_requeue_delay "$id" || it_fail "cannot release the requeue delay of $id"
 it_wait_state "$id" RUNNING 60 || it_fail "job $id did not run again (Reason=$(it_job_field "$id" Reason))"
 again=$(it_job_field "$id" NodeList)
 [ "$again" != "$node" ] || it_fail "job $id ran again on the failed node $node"

@@ -37,7 +37,7 @@ grep -qx "DIR alice 700" "$f" || it_fail "checkpoint dir not alice's with mode 7
 scontrol requeue "$id" || it_fail "scontrol requeue $id"
 # A requeued job waits for BeginTime (+121 s); once it is PENDING, root moves that to now.
 it_wait_state "$id" PENDING 60 || it_fail "requeued job $id is not PENDING"
-scontrol update jobid="$id" starttime=now+2 || it_fail "cannot reset StartTime of $id"
+it_release_requeue_delay "$id" || it_fail "cannot reset StartTime of $id"
 wait_out "$f" 1
 [ "$(grep -c '^IDLETIME_CKPT_DIR=' "$f")" = 2 ] || it_fail "expected two runs in $f"
 it_assert_eq "$ROOT/alice/$id" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR after requeue"

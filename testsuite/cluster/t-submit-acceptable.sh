@@ -57,7 +57,7 @@ touch "$OUT/stop-$a1"
 it_wait_state "$a1" COMPLETED 30 || it_fail "A1 did not complete"
 it_assert_eq 0 "$(it_job_field "$a1" Restarts)" "restarts of A1 over its whole run"
 sacct -n -X -j "$a1" -o State -P | grep -qv COMPLETED && it_fail "A1 has a non-COMPLETED record: $(sacct -n -X -j "$a1" -o State -P | tr '\n' ' ')"
-scontrol update jobid="$a2" starttime=now+2 || it_fail "cannot reset A2's StartTime"
+it_release_requeue_delay "$a2" || it_fail "cannot reset A2's StartTime"
 it_wait_state "$a2" RUNNING 30 || it_fail "A2 did not start again (Reason=$(it_job_field "$a2" Reason))"
 it_assert_eq quota-team-a "$(it_job_field "$a2" Partition | cut -d, -f1)" "partition of A2's second run"
 ic_poll 20 grep -qs "^RUN restarts=1 preemptible=0 partition=quota-team-a" "$OUT/acc-$a2.out" ||

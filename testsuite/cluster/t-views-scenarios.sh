@@ -134,7 +134,7 @@ for n in 1 2; do
 	fi
 	scancel "$o"
 	it_wait_state "$o" "CANCELLED|COMPLETED" 60 || it_fail "owner $o did not end"
-	scontrol update jobid="$c" StartTime=now+2 || it_fail "release the requeue delay of C"  # Slurm waits 121 s
+	it_release_requeue_delay "$c" || it_fail "release the requeue delay of C"  # Slurm waits 121 s
 done
 it_wait_state "$c" RUNNING 60 || it_fail "C ($c) run 2 did not start"
 it_wait_state "$c" COMPLETED 180 || it_fail "C ($c) is $(it_job_field "$c" JobState): $(tail -n3 "$cout" | tr '\n' '|')"
