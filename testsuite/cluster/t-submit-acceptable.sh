@@ -47,7 +47,9 @@ until [ "$(it_job_field "$owner" JobState)" = RUNNING ]; do
 done
 it_assert_eq 1 "$(it_job_field "$a2" Restarts)" "restarts of A2 (the preemptible acceptable job)"
 grep -qx NOTICE "$OUT/acc-$a2.out" || it_fail "A2 got no checkpoint notice"
-sacct -n -X -j "$a2" -o State -P | grep -q PREEMPTED || it_fail "sacct has no PREEMPTED record for A2"
+# -D: the requeued job's newest record is the pending one; slurmdbd gets records asynchronously.
+a2_preempted() { sacct -n -X -D -j "$a2" -o State -P | grep -q PREEMPTED; }
+ic_poll 20 a2_preempted || it_fail "sacct has no PREEMPTED record for A2"
 for _ in $(seq 1 25); do check_a1; samples=$((samples + 1)); sleep 0.2; done
 it_info "owner $owner running; A2 $a2 preempted+requeued; A1 unchanged in $samples samples"
 
