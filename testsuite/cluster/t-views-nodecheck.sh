@@ -46,7 +46,7 @@ grep -q 'drained' <<<"$lines" && it_fail "drained under \"log\": $lines"
 # slurmd kept running and registered; no node is drained by idletime.
 ic_running "slurmd-$node" || it_fail "slurmd-$node is not running after the check"
 st=$(sinfo -h -n "$node" -o %T)
-[[ $st =~ ^(idle|mixed|allocated)$ ]] || it_fail "$node is $st after the restart"
+[[ $st =~ ^(idle|mixed|allocated|planned)$ ]] || it_fail "$node is $st after the restart"
 while read -r n st reason; do
 	[[ $st == drain* || $reason == idletime:* ]] && it_fail "$n is $st ($reason) under on_mismatch \"log\""
 done < <(sinfo -N -h -o '%N %T %E' | sort -u)
