@@ -39,7 +39,7 @@ for w in 0 2; do
 	[ -n "$a" ] && [ "$a" = "$b" ] || it_fail "worker $w (step $s) did not keep running: before '$b', after '$a'"
 done
 echo "$after" | grep -q "^$new1 " || it_fail "restarted worker 1 (step $new1) not running: $after"
-grep -q "idletime/run: worker 1 exited with status 137" "$out" || it_fail "no agent line for worker 1's exit: $(grep idletime/run "$out")"
+ic_poll 15 grep -q "idletime/run: worker 1 exited with status 137" "$out" || it_fail "no agent line for worker 1's exit: $(grep idletime/run "$out")"
 it_info "job $id: worker 1 killed at $t_kill, restarted at $t_restart as step $new1; steps after: $(echo "$after" | tr '\n' ' ')"
 ft_wait_final "$id" 120 || it_fail "job $id did not end"
 it_assert_eq COMPLETED "$(it_job_field "$id" JobState)" "final state of $id"

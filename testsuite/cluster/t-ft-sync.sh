@@ -23,8 +23,9 @@ scancel --signal=KILL "$id.$step1" || it_fail "scancel --signal=KILL $id.$step1"
 # All steps end (the agent stops workers 0 and 2), then the job is requeued by the hook.
 ic_poll 30 eval '[ -z "$(ft_running_steps "$id")" ]' || it_fail "steps still running after the kill: $(ft_running_steps "$id" | tr '\n' ' ')"
 t_stopped=$(date +%s)
-grep -q "idletime/run: worker 1 exited with status 137" "$out" || it_fail "no agent line for worker 1's exit: $(grep idletime/run "$out")"
-grep -q "idletime/run: exit status 137" "$out" || it_fail "agent did not exit 137: $(grep idletime/run "$out")"
+# The agent (batch step) writes its lines after the worker steps end: poll, do not read once.
+ic_poll 15 grep -q "idletime/run: worker 1 exited with status 137" "$out" || it_fail "no agent line for worker 1's exit: $(grep idletime/run "$out")"
+ic_poll 15 grep -q "idletime/run: exit status 137" "$out" || it_fail "agent did not exit 137: $(grep idletime/run "$out")"
 it_wait_field "$id" Restarts 1 60 || it_fail "job $id not requeued after the kill"
 rc_admin() { [[ $(ft_admin "$id") == *'"f":1,'* ]]; }
 ic_poll 30 rc_admin || it_fail "failure not counted: $(ft_admin "$id")"
