@@ -13,6 +13,7 @@
 #include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/decide.hpp"
 #include "plugins/job_submit/env_edit.hpp"
+#include "testsuite/check_string.hpp"
 
 // libslurm exports Slurm's allocator (declared only in internal headers): the same functions
 // slurmctld uses to free job_desc arrays.
@@ -280,6 +281,32 @@ START_TEST(test_config_path) {
 }
 END_TEST
 
+// Account precedence: -A (job_desc->account) > slurmctld's DefaultAccount > the sbatch-side hint.
+START_TEST(test_account_precedence) {
+    const char *env[] = {"IDLETIME_MODE=only", "IDLETIME_ACCOUNT=team-a"};
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    desc.spank_job_env = const_cast<char **>(env);
+    desc.spank_job_env_size = 2;
+    Submission sub = view_of(&desc);  // the hint team-a maps to two quotas: used, it would reject
+    sub.default_account = "team-b";
+    Decision d = decide(g_cfg, sub);
+    ck_assert(d.action == Action::Apply);
+    ck_assert_cxx_str_eq(d.set_account, "team-b");
+    ck_assert_cxx_str_eq(d.quota, "team-b");
+    sub.account_hint.reset();  // no hint at all (spank account_hint=no): the cache decides alone
+    d = decide(g_cfg, sub);
+    ck_assert_cxx_str_eq(d.set_account, "team-b");
+    desc.account = const_cast<char *>("team-b");
+    sub = view_of(&desc);
+    sub.default_account = "team-a";  // maps to two quotas: used, it would reject
+    d = decide(g_cfg, sub);
+    ck_assert(d.action == Action::Apply);
+    ck_assert(d.set_account.empty());  // the job named its account: left to Slurm
+    ck_assert_cxx_str_eq(d.quota, "team-b");
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -292,6 +319,7 @@ int main() {
     TCase *tc = tcase_create("decide");
     tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
     tcase_add_test(tc, test_settings_written);
+    tcase_add_test(tc, test_account_precedence);
     tcase_add_test(tc, test_no_config);
     tcase_add_loop_test(tc, test_job_env, 0, sizeof(kJobEnv) / sizeof(kJobEnv[0]));
     tcase_add_test(tc, test_env_set);

@@ -125,7 +125,9 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
     if (types.size() > 1)
         return reject(ErrorKind::GpuSpec, "the job asks for GPU types " + types[0] + " and " + types[1] +
                                               "; an idletime job may ask for one GPU type");
-    const std::optional<std::string> &account = sub.account ? sub.account : sub.account_hint;
+    // -A / SBATCH_ACCOUNT, else slurmctld's DefaultAccount, else the hint spank/idletime sent.
+    const std::optional<std::string> &account =
+        sub.account ? sub.account : (sub.default_account ? sub.default_account : sub.account_hint);
     req.quota = sub.quota ? sub.quota->c_str() : nullptr;
     req.account = account ? account->c_str() : nullptr;
     req.gpu_spec = types.empty() ? nullptr : types[0].c_str();
@@ -143,7 +145,7 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
                                                     "\" (its partitions: " + d.partitions + "); drop -p or name only those");
         d.partitions = *sub.partition;
     }
-    if (!sub.account && sub.account_hint) d.set_account = *sub.account_hint;
+    if (!sub.account && account) d.set_account = *account;
     if (!sub.mode) d.job_env.emplace_back(IDLETIME_ENV_MODE, idletime_mode_name(req.mode));
     if (!sub.quota) d.job_env.emplace_back(IDLETIME_ENV_QUOTA, d.quota);
     d.requeue = idletime_resolution_requeue(res.get()) != 0;

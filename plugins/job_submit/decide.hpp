@@ -17,6 +17,9 @@ namespace idletime::jobsubmit {
 struct Submission {
     std::optional<std::string> mode, quota, account_hint;  // from spank_job_env
     std::optional<std::string> account, partition;         // job_desc->account, ->partition
+    // The user's DefaultAccount from slurmctld's association cache (ctld_account.h), filled by the
+    // glue only for idletime jobs without an account; preferred over account_hint.
+    std::optional<std::string> default_account;
     std::vector<std::string> tres;                         // tres_per_job/node/socket/task
     bool batch = false;                                    // job_desc->script set (sbatch)
 };

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "plugins/job_submit/config_path.hpp"
+#include "plugins/job_submit/ctld_account.h"
 #include "plugins/job_submit/decide.hpp"
 #include "plugins/job_submit/env_edit.hpp"
 #include "plugins/spank/idletime_env.h"
@@ -145,7 +146,14 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
     timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     maybe_reload();
-    Decision d = decide(g_loaded.cfg, view_of(desc));
+    Submission sub = view_of(desc);
+    if (!sub.account && (sub.mode || sub.quota)) {
+        char acct[256];
+        // The job's owner (root may submit for another user), as Slurm's own association lookup.
+        uint32_t owner = desc->user_id != NO_VAL ? desc->user_id : uid;
+        if (idletime_ctld_default_account(owner, acct, sizeof(acct))) sub.default_account = acct;
+    }
+    Decision d = decide(g_loaded.cfg, sub);
     switch (d.action) {
     case Action::Untouched:
         return SLURM_SUCCESS;
@@ -166,6 +174,10 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
 extern "C" int init(void) {
     try {
         load_config();
+        slurm_info("idletime/job_submit: account of jobs without -A: %s",
+                   idletime_ctld_account_available()
+                       ? "DefaultAccount from slurmctld's association cache"
+                       : "the hint spank/idletime sends (built without --with-slurm-src)");
     } catch (...) {
         slurm_error("idletime/job_submit: internal error while loading the config");
     }

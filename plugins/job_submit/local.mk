@@ -1,7 +1,16 @@
 # plugins/job_submit: job_submit_idletime.so (public Slurm headers only; libslurm not linked:
 # slurmctld provides Slurm's symbols).
 slurmplugin_LTLIBRARIES += plugins/job_submit/job_submit_idletime.la
-plugins_job_submit_job_submit_idletime_la_SOURCES = plugins/job_submit/job_submit_idletime.cpp
+plugins_job_submit_job_submit_idletime_la_SOURCES = plugins/job_submit/job_submit_idletime.cpp \
+	plugins/job_submit/ctld_account.h
+# The DefaultAccount lookup needs slurmctld's internal assoc_mgr (ctld_account.h).
+if HAVE_SLURM_SRC
+plugins_job_submit_job_submit_idletime_la_SOURCES += plugins/job_submit/ctld_account.c
+plugins_job_submit_job_submit_idletime_la_CPPFLAGS = $(AM_CPPFLAGS) $(idletime_slurm_cppflags)
+else
+plugins_job_submit_job_submit_idletime_la_SOURCES += plugins/job_submit/ctld_account_none.c
+endif
+EXTRA_DIST += plugins/job_submit/ctld_account.c plugins/job_submit/ctld_account_none.c
 plugins_job_submit_job_submit_idletime_la_LIBADD = plugins/job_submit/libjobsubmitcore.la \
 	src/core/libidlecore.la $(JSONC_LIBS)
 plugins_job_submit_job_submit_idletime_la_LDFLAGS = $(plugin_ldflags) \

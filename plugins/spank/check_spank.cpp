@@ -125,6 +125,12 @@ START_TEST(test_plugstack) {
     ck_assert_str_eq(st.munge_socket().c_str(), "/var/run/m.sock");
     ck_assert_msg(st.parse_plugstack(1, s2).find("munge_socket needs an absolute path") != std::string::npos,
                   "relative munge_socket must fail");
+    ck_assert(st.account_hint());  // default: sbatch sends the DefaultAccount hint
+    char hno[] = "account_hint=no", hbad[] = "account_hint=off";
+    char *h1[] = {hno}, *h2[] = {hbad};
+    ck_assert_string(st.parse_plugstack(1, h1), "");
+    ck_assert(!st.account_hint());
+    ck_assert_string(st.parse_plugstack(1, h2), "plugstack argument account_hint must be yes or no, not \"off\"");
 }
 END_TEST
 

@@ -104,6 +104,12 @@ std::string OptionState::parse_plugstack(int argc, char *const argv[]) {
             munge_socket_ = std::string(val);
             continue;
         }
+        if (key == "account_hint") {
+            if (val != "yes" && val != "no")
+                return "plugstack argument account_hint must be yes or no, not \"" + std::string(val) + "\"";
+            account_hint_ = val == "yes";
+            continue;
+        }
         bool known = false;
         for (int k = 0; k < kOptionCount && !known; ++k) {
             if (key != kOptions[k].default_key) continue;
@@ -113,7 +119,7 @@ std::string OptionState::parse_plugstack(int argc, char *const argv[]) {
             def_[k] = std::string(val);
         }
         if (!known) {
-            std::string keys = "config, munge_socket";
+            std::string keys = "config, munge_socket, account_hint";
             for (const OptionSpec &s : kOptions) keys += std::string(", ") + s.default_key;
             return "unknown plugstack argument \"" + std::string(arg) + "\" (allowed: " + keys + ", each as KEY=VALUE)";
         }

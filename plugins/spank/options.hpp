@@ -58,11 +58,16 @@ public:
     const std::string &config_path() const { return config_path_; }
     // munged socket for checkpoint credentials in jobs; "" = libmunge's default.
     const std::string &munge_socket() const { return munge_socket_; }
+    // account_hint=yes (default): sbatch asks slurmctld for the user's DefaultAccount (one RPC) when
+    // the job names none in the environment; no: job_submit/idletime looks it up itself (needs a
+    // build with --with-slurm-src).
+    bool account_hint() const { return account_hint_; }
 
 private:
     std::array<std::optional<std::string>, kOptionCount> cli_, env_, def_;
     std::string config_path_ = "/etc/idletime/idletime.json";
     std::string munge_socket_;
+    bool account_hint_ = true;
 };
 
 }  // namespace idletime::spank

@@ -5,7 +5,8 @@
 // headers. So we send IDLETIME_ACCOUNT: the *_ACCOUNT environment variable sbatch/salloc/srun honour,
 // else the user's DefaultAccount from slurmctld's association cache. It is only a hint for choosing partitions: job_submit
 // writes it into job_desc->account, so Slurm still checks the user's association and the partitions'
-// AllowAccounts; a forged value cannot grant access.
+// AllowAccounts; a forged value cannot grant access. job_submit/idletime built with --with-slurm-src
+// reads the DefaultAccount itself: plugstack account_hint=no then saves the RPC per submission.
 #include <errno.h>
 #include <pwd.h>
 #include <slurm/slurm.h>
@@ -90,7 +91,7 @@ int submit_side(spank_t sp) {
     }
     if (step_in_allocation()) return 0;
     std::vector<std::pair<std::string, std::string>> vars = opts.control_env();
-    if (opts.routing_requested()) {
+    if (opts.routing_requested() && opts.account_hint()) {
         std::string acct = account_hint();
         if (!acct.empty()) vars.emplace_back(IDLETIME_ENV_ACCOUNT, acct);
     }

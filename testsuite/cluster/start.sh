@@ -179,8 +179,12 @@ if [ "$PLUGINS" = 1 ]; then
 		ic_log "no idletime plugins under $d: plain Slurm"
 	fi
 fi
+# preempt_idletime.so is there only from a --with-slurm-src build, whose job_submit/idletime reads
+# the DefaultAccount in slurmctld: sbatch then skips its account lookup (account_hint=no).
+HINT=
+[ ! -f "$PLUGIN_DIR/preempt_idletime.so" ] || HINT=" account_hint=no"
 [ ! -f "$PLUGIN_DIR/spank_idletime.so" ] ||
-	echo "required $PLUGIN_DIR/spank_idletime.so config=$CONFIG munge_socket=$IC_SOCK" >"$IC_ETC/plugstack.conf"
+	echo "required $PLUGIN_DIR/spank_idletime.so config=$CONFIG munge_socket=$IC_SOCK$HINT" >"$IC_ETC/plugstack.conf"
 
 # Fault-tolerance hook. EpilogSlurmctld takes no arguments and slurmctld gives it no SLURM_CONF:
 # a wrapper passes both (libslurm is fatal without a config source).
