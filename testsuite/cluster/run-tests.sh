@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run the cluster tests (testsuite/cluster/t-*.sh), starting the cluster if needed.
 # Usage: run-tests.sh [PATTERN...]   (a test runs when its name contains any PATTERN)
-# Env: START_ARGS (extra start.sh arguments, word-split), IT_TEST_TIMEOUT (s per test, 900).
+# Env: START_ARGS (extra start.sh arguments, word-split), IT_TEST_TIMEOUT (s per test, 900;
+# a test's "# timeout: SECONDS" header line overrides it).
 # Prints one line per test and a summary; exit 1 when any test failed. After every test all
 # jobs are cancelled, so a failing test never leaves jobs for the next one.
 set -uo pipefail
@@ -28,7 +29,10 @@ pass=0 fail=0 failed=()
 for t in "${tests[@]}"; do
 	name=$(basename "${t%.sh}")
 	t0=$(date +%s)
-	out=$(timeout --kill-after=10 "${IT_TEST_TIMEOUT:-900}" "$t" 2>&1)
+	# A test may ask for more time in a header line "# timeout: SECONDS".
+	limit=$(sed -n 's/^# timeout: *\([0-9][0-9]*\)$/\1/p' "$t" | head -n1)
+	limit=${limit:-${IT_TEST_TIMEOUT:-900}}
+	out=$(timeout --kill-after=10 "$limit" "$t" 2>&1)
 	rc=$?
 	last=$(grep -E "^(PASS|FAIL) $name" <<<"$out" | tail -n1)
 	if [ $rc = 0 ] && [[ $last == "PASS $name" ]]; then
@@ -38,7 +42,7 @@ for t in "${tests[@]}"; do
 		fail=$((fail + 1))
 		failed+=("$name")
 		[ -n "$last" ] || last="FAIL $name: exit status $rc without a PASS/FAIL line"
-		[ $rc != 124 ] || last="FAIL $name: timed out after ${IT_TEST_TIMEOUT:-900} s"
+		[ $rc != 124 ] || last="FAIL $name: timed out after $limit s"
 		echo "$last ($(($(date +%s) - t0)) s)"
 		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    | /'
 	fi

@@ -227,6 +227,12 @@ NODES_CHANGED=0
 [ -f "$IC_CONF" ] && diff -q <(grep '^NodeName=' "$IC_CONF") <(grep '^NodeName=' "$IC_ETC/slurm.conf.new") >/dev/null ||
 	NODES_CHANGED=1
 cmp -s "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf" || NODES_CHANGED=1
+# Keys a reconfigure does not apply (measured: PriorityType stayed priority/basic), so a change
+# restarts the daemons (the replay switches plugins between its configurations).
+RESTART_KEYS='^(PreemptType|PriorityType|PrioritySiteFactorPlugin|SelectType|SchedulerType|AuthType|AuthInfo|PluginDir|JobSubmitPlugins|AccountingStorageType)='
+PLUGINS_CHANGED=0
+[ -f "$IC_CONF" ] && diff -q <(grep -E "$RESTART_KEYS" "$IC_CONF") <(grep -E "$RESTART_KEYS" "$IC_ETC/slurm.conf.new") >/dev/null ||
+	PLUGINS_CHANGED=1
 # Clients (sacctmgr below) need the file now; a running slurmctld rereads it only on reconfigure.
 mv "$IC_ETC/slurm.conf.new" "$IC_CONF"
 mv "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf"
@@ -444,6 +450,9 @@ acct_done || accounting_objects
 make_gpus
 if [ "$CHANGED" = 1 ] && [ "$NODES_CHANGED" = 1 ] && ic_running slurmctld; then
 	ic_log "nodes changed: restarting slurmctld and slurmd"
+	stop_slurm
+elif [ "$CHANGED" = 1 ] && [ "$PLUGINS_CHANGED" = 1 ] && ic_running slurmctld; then
+	ic_log "plugins or authentication changed: restarting slurmctld and slurmd"
 	stop_slurm
 elif [ "$CHANGED" = 1 ] && ! ic_running slurmctld; then
 	stop_slurm # slurmd daemons still on the old config; no slurmctld to pass a reconfigure on

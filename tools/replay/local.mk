@@ -21,4 +21,4 @@ dist_noinst_SCRIPTS += bench/replay/openb.sh
 EXTRA_DIST += doc/replay/README.md
 dist_man_MANS += doc/replay/idletime-replay.1
 # Needs the live cluster (root): run by hand, like testsuite/cluster/run-tests.sh.
-dist_noinst_SCRIPTS += testsuite/replay/t-replay-cluster.sh
+EXTRA_DIST += testsuite/replay/data/openb_gpuspec33_12100000_2h.csv testsuite/replay/data/README.md

@@ -72,8 +72,10 @@ int run_all(const Options &o, const JobStream &js)
             slurm_ready = true;
         }
         RunSetup s = run_setup(o, dir);
-        ConfigResult r{letter, plan.title, {}, {}, {}};
+        ConfigResult r{letter, plan.title, {}, {}, {}, {}};
         try {
+            r.ctld = verify_ctld(plan);
+            std::cout << "idletime/replay: configuration " << letter << ": slurmctld " << r.ctld << std::endl;
             prepare_cluster(o, js);
             r.log = run_config(js, plan, s, std::cout);
         } catch (...) {

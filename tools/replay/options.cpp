@@ -63,8 +63,8 @@ const std::map<std::string, Setter> &setters()
              o.map.fractional = v == "skip" ? Fractional::Skip : Fractional::RoundUp;
          }},
         {"--configs", [](Options &o, const std::string &v) {
-             if (v.empty() || v.find_first_not_of("ABC") != std::string::npos)
-                 bad("--configs '" + v + "' must be letters of A, B, C (e.g. ABC)");
+             if (v.empty() || v.find_first_not_of("ABCD") != std::string::npos)
+                 bad("--configs '" + v + "' must be letters of A, B, C, D (e.g. ABCD)");
              o.configs = v;
          }},
         {"--cluster-dir", [](Options &o, const std::string &v) { o.cluster_dir = v; }},
@@ -91,12 +91,12 @@ void print_usage()
     std::cout <<
         "usage: idletime-replay map|run --trace FILE --out DIR [options]\n"
         "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
-        "  run: map, then replay it on the local cluster under configurations A, B, C and write\n"
+        "  run: map, then replay it on the local cluster under configurations A, B, C, D and write\n"
         "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
         "mapping: --kind openb --window-start S --window-len S --compress F --seed N --teams K\n"
         "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n         --sample SHARE\n"
         "         --no-carry-over\n"
-        "run:     --configs ABC --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
+        "run:     --configs ABCD --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
         "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
         "         --allow-foreign-jobs\n"
         "exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input\n";

@@ -10,7 +10,7 @@ struct Options {
     std::string command;   // "map" or "run"
     std::string trace, kind = "openb", out;
     MapOptions map;
-    std::string configs = "ABC";
+    std::string configs = "ABCD";
     std::string cluster_dir = "/var/tmp/idletime-cluster";
     std::string start_script, prefix = "/usr/local", worker;
     double poll_s = 0.5, timeout_s = 0, ckpt_every_s = 10;

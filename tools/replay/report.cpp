@@ -157,7 +157,7 @@ void write_report_md(const std::string &path, const std::vector<ConfigResult> &r
     o << "# Replay report\n\nProduced by:\n\n```\n" << command << "\n```\n\n" << mapping << "\n";
     o << "## Configurations\n\n";
     for (const auto &r : rs)
-        o << "- **" << r.letter << "**: " << r.title << "\n";
+        o << "- **" << r.letter << "**: " << r.title << " (slurmctld: " << r.ctld << ")\n";
     o << "\n## Results\n\nTimes in seconds of replay (wall clock). Allocation = allocated GPUs / all "
          "GPUs, time-weighted, over the submission window and over the whole run.\n\n";
     results_table(o, rs);

@@ -11,6 +11,7 @@ namespace idletime::replay {
 struct ConfigResult {
     char letter;
     std::string title;
+    std::string ctld;  // the running slurmctld's plugins, as checked (e.g. "PreemptType=...")
     EventLog log;
     Metrics metrics;
     std::vector<std::string> violations;

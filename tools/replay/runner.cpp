@@ -24,11 +24,17 @@ const ConfigPlan &config_plan(char letter)
         {'A', "no borrowing (quota partitions only)", false, false, false},
         {'B', "plain Slurm scavenger (GraceTime + requeue, no handshake)", false, true, false},
         {'C', "idletime (--idle-resources, checkpoint + fast release)", true, true, true},
+        // batch_sched_delay=0 repeated: this SchedulerParameters line replaces start.sh's.
+        {'D', "idletime + preempt/idletime (least lost work first) + site_factor/idletime", true, true, true,
+         "PreemptType=preempt/idletime\nPriorityType=priority/multifactor\n"
+         "PrioritySiteFactorPlugin=site_factor/idletime\nPriorityCalcPeriod=1\n"
+         "SchedulerParameters=batch_sched_delay=0,preempt_strict_order\n",
+         "preempt_idletime.so", "preempt/idletime", "priority/multifactor"},
     };
     for (const auto &p : plans)
         if (p.letter == letter)
             return p;
-    throw std::invalid_argument(std::string("configuration '") + letter + "' unknown, allowed: A, B, C");
+    throw std::invalid_argument(std::string("configuration '") + letter + "' unknown, allowed: A, B, C, D");
 }
 
 namespace {

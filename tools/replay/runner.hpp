@@ -7,13 +7,20 @@
 
 namespace idletime::replay {
 
-// The three configurations compared by `idletime-replay run`.
+// The configurations compared by `idletime-replay run`.
 struct ConfigPlan {
-    char letter = 'A';          // A: no borrowing, B: plain Slurm scavenger, C: idletime
+    char letter = 'A';          // A: no borrowing, B: plain Slurm scavenger, C: idletime, D: C + scheduling plugins
     const char *title = "";
     bool plugins = false;       // cluster started with the idletime plugins
     bool idle_partitions = false;  // idle-time jobs go to idle-<pool> (else their quota partition)
     bool ckpt_worker = false;   // jobs checkpoint and release on the notice
+    // slurm.conf lines appended after the rendered config (later keys win), or nullptr.
+    const char *slurm_extra = nullptr;
+    // A plugin this configuration needs under <prefix>/lib/idletime/slurm, or nullptr.
+    const char *needs_plugin = nullptr;
+    // What the running slurmctld must report (checked before the first job is submitted).
+    const char *preempt_type = "preempt/partition_prio";
+    const char *priority_type = "priority/basic";
 };
 
 const ConfigPlan &config_plan(char letter);  // throws std::invalid_argument

@@ -121,16 +121,24 @@ void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &
                                                 : o.start_script;
     std::vector<std::string> args{script, "--config", fs::absolute(o.out).string() + "/idletime.json",
                                   "--prefix", o.prefix, "--dir", o.cluster_dir};
+    const std::string plugin_dir = o.prefix + "/lib/idletime/slurm/";
     if (!plan.plugins)
         args.push_back("--no-plugins");
-    else if (o.route_by_plugin && !fs::exists(o.prefix + "/lib/idletime/slurm/job_submit_idletime.so"))
-        throw std::runtime_error("configuration C needs " + o.prefix +
-                                 "/lib/idletime/slurm/job_submit_idletime.so (make install), or --c-routing=direct");
-    if (o.requeue_delay_s > 0) {
+    else if (o.route_by_plugin && !fs::exists(plugin_dir + "job_submit_idletime.so"))
+        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
+                                 "job_submit_idletime.so (make install), or --c-routing=direct");
+    if (plan.needs_plugin && !fs::exists(plugin_dir + plan.needs_plugin))
+        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
+                                 plan.needs_plugin + " (configure --with-slurm-src, make install)");
+    if (o.requeue_delay_s > 0 || plan.slurm_extra) {
         std::string extra = fs::absolute(dir).string() + "/extra.conf";
-        std::ofstream(extra) << "# idletime-replay: requeued jobs wait cred_expire seconds (default 120)\n"
-                             << "AuthInfo=socket=" << o.cluster_dir << "/munge/munge.socket.2,cred_expire="
-                             << o.requeue_delay_s << "\n";
+        std::ofstream conf(extra);
+        if (o.requeue_delay_s > 0)
+            conf << "# idletime-replay: requeued jobs wait cred_expire seconds (default 120)\n"
+                 << "AuthInfo=socket=" << o.cluster_dir << "/munge/munge.socket.2,cred_expire="
+                 << o.requeue_delay_s << "\n";
+        if (plan.slurm_extra)
+            conf << "# idletime-replay: configuration " << plan.letter << "\n" << plan.slurm_extra;
         args.insert(args.end(), {"--extra-conf", extra});
     }
     std::string log = fs::absolute(dir).string() + "/cluster-start.log";
@@ -186,6 +194,26 @@ RunSetup run_setup(const Options &o, const std::string &dir)
     s.timeout_s = o.timeout_s > 0 ? o.timeout_s : 2 * o.map.window_len_s / o.map.compress + 600;
     s.ckpt_every_s = o.ckpt_every_s > 0 ? o.ckpt_every_s : 10;
     return s;
+}
+
+std::string verify_ctld(const ConfigPlan &plan)
+{
+    CtldPlugins p = load_ctld_plugins();
+    const std::string want_submit = plan.plugins ? "idletime" : "";
+    const std::pair<const char *, std::pair<std::string, std::string>> checks[] = {
+        {"PreemptType", {p.preempt_type, plan.preempt_type}},
+        {"PriorityType", {p.priority_type, plan.priority_type}},
+        {"JobSubmitPlugins", {p.job_submit, want_submit}},
+    };
+    std::string line;
+    for (const auto &[key, v] : checks) {
+        if (v.first != v.second)
+            throw std::runtime_error(std::string("configuration ") + plan.letter + ": slurmctld runs " + key + "=" +
+                                     (v.first.empty() ? "(none)" : v.first) + ", expected " +
+                                     (v.second.empty() ? "(none)" : v.second));
+        line += (line.empty() ? "" : ", ") + std::string(key) + "=" + (v.first.empty() ? "(none)" : v.first);
+    }
+    return line;
 }
 
 std::string mapping_markdown(const Options &o, const JobStream &js)

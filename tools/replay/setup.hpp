@@ -13,8 +13,8 @@ std::string mapping_markdown(const Options &o, const JobStream &js);
 // idletime.json for the replay: tenant "openb", one high-performance pool per local pool
 // (a100-[1-4], h100-[1-4]), one quota per derived team, accounts named like the quotas.
 void write_replay_config(const std::string &path, const JobStream &js, const Options &o);
-// Runs start.sh --config <out>/idletime.json for this configuration (plugins for C only,
-// --extra-conf with the requeue delay when asked). Throws std::runtime_error on failure.
+// Runs start.sh --config <out>/idletime.json for this configuration (plugins for C and D only,
+// --extra-conf with the requeue delay when asked and D's scheduling plugins). Throws std::runtime_error on failure.
 void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &dir);
 // Gives root an association with every quota account; refuses when other jobs are active
 // (unless --allow-foreign-jobs). Throws std::runtime_error.
@@ -26,5 +26,9 @@ void refuse_if_busy(const Options &o);
 // and the plugins. Failure is reported, not thrown (the replay's results stand).
 void restore_cluster(const Options &o);
 RunSetup run_setup(const Options &o, const std::string &dir);
+// Checks that the running slurmctld has this configuration's PreemptType, PriorityType and
+// job_submit plugins; returns them as one line for the report. Throws std::runtime_error naming
+// the difference (a configuration that silently ran with other plugins would compare nothing).
+std::string verify_ctld(const ConfigPlan &plan);
 
 }  // namespace idletime::replay

@@ -31,6 +31,17 @@ void slurm_client_init(const std::string &slurm_conf)
 
 void slurm_client_fini() { slurm_fini(); }
 
+CtldPlugins load_ctld_plugins()
+{
+    slurm_conf_t *conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
+        throw SlurmError(std::string("slurm_load_ctl_conf: ") + slurm_strerror(slurm_get_errno()));
+    auto str = [](const char *s) { return std::string(s ? s : ""); };
+    CtldPlugins p{str(conf->preempt_type), str(conf->priority_type), str(conf->job_submit_plugins)};
+    slurm_free_ctl_conf(conf);
+    return p;
+}
+
 uint32_t submit_job(const SubmitSpec &s)
 {
     job_desc_msg_t d;

@@ -48,6 +48,13 @@ std::vector<JobView> load_jobs(const std::set<uint32_t> &ids);
 int foreign_active_jobs(const std::set<uint32_t> &ids);
 void cancel_job(uint32_t id);  // best effort
 
+// The running slurmctld's plugin choices (slurm_load_ctl_conf), to prove a configuration is live.
+struct CtldPlugins {
+    // 22.05 does not send PrioritySiteFactorPlugin in this RPC: PriorityType stands in for it.
+    std::string preempt_type, priority_type, job_submit;  // "" when unset
+};
+CtldPlugins load_ctld_plugins();  // throws SlurmError
+
 bool job_state_running(const JobView &v);
 bool job_state_completed(const JobView &v);
 bool job_state_failed(const JobView &v);  // failed/cancelled/timeout/...: will not run again

@@ -1,0 +1,41 @@
+#!/bin/bash
+# cluster-args: --config etc/idletime.json
+# timeout: 1500
+# A short replay of the openb trace (2 trace hours at 120x: 60 s of submissions per configuration)
+# through this cluster under all four configurations, A (no borrowing), B (plain Slurm scavenger),
+# C (idletime) and D (C + preempt/idletime + site_factor/idletime): exit 0 (every invariant held),
+# every report file written, each configuration ran with the slurmctld plugins it names, runs in
+# the right partitions. The trace slice is in the repository (testsuite/replay/data/README.md).
+# The cluster-args line gives the replay a cluster of its own: it restarts it per configuration.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+it_begin
+REPLAY=$(command -v idletime-replay) || it_fail "idletime-replay not on PATH (make install)"
+PREFIX=$(dirname "$(dirname "$REPLAY")")
+TRACE=$IC_SRC/../replay/data/openb_gpuspec33_12100000_2h.csv
+OUT=$IC_DIR/replay-short
+rm -rf "$OUT"
+log0=$(wc -l <"$IC_LOGD/slurmctld.log")
+"$REPLAY" run --trace "$TRACE" --out "$OUT" --window-len 7200 --compress 120 --requeue-delay 10 \
+	--cluster-dir "$IC_DIR" --prefix "$PREFIX" >"$IC_DIR/replay-short.log" 2>&1 ||
+	it_fail "idletime-replay exited $?: $(tail -n 8 "$IC_DIR/replay-short.log" | tr '\n' '|')"
+for f in report.md summary.csv alloc.png alloc.svg waits.png lost.png quota-D.png A/runs.csv B/runs.csv C/runs.csv D/runs.csv; do
+	[ -s "$OUT/$f" ] || it_fail "$f missing"
+done
+it_assert_eq 4 "$(awk -F, 'NR>1 && $27==0' "$OUT/summary.csv" | wc -l)" "configurations without invariant violations"
+# The report names what slurmctld ran, as checked by the replay before each configuration.
+grep -qF -- '- **D**: idletime + preempt/idletime (least lost work first) + site_factor/idletime (slurmctld: PreemptType=preempt/idletime, PriorityType=priority/multifactor, JobSubmitPlugins=idletime)' \
+	"$OUT/report.md" || it_fail "report.md: D without its plugins: $(grep -F -- '- **D**' "$OUT/report.md")"
+grep -qF -- '(slurmctld: PreemptType=preempt/partition_prio, PriorityType=priority/basic, JobSubmitPlugins=(none))' \
+	"$OUT/report.md" || it_fail "report.md: A/B not on plain Slurm: $(grep -F -- '- **' "$OUT/report.md")"
+# A never uses idle partitions; B, C and D run every idle-time job's runs in idle-<pool>.
+awk -F, 'NR>1 && $10 ~ /^idle-/' "$OUT/A/runs.csv" | grep -q . && it_fail "A ran a job in an idle partition"
+for c in B C D; do
+	awk -F, 'NR>1 && $2=="idle" && $10 !~ /^idle-/' "$OUT/$c/runs.csv" | grep -q . && it_fail "$c ran an idle-time job in quota"
+	[ "$(awk -F, 'NR>1 && $2=="idle"' "$OUT/$c/runs.csv" | wc -l)" -gt 0 ] || it_fail "$c ran no idle-time job"
+done
+# site_factor/idletime ran in D: slurmctld logs its plugin init (the RPC above cannot show it).
+tail -n +"$((log0 + 1))" "$IC_LOGD/slurmctld.log" | grep -q "idletime/site_factor: loaded $OUT/idletime.json" ||
+	it_fail "D: slurmctld did not log site_factor/idletime loading the replay's config"
+it_info "$(grep -E '^\| (preemptions|reclaims|GPU-seconds of work lost)' "$OUT/report.md" | tr '\n' ' ')"
+it_pass
