@@ -11,7 +11,7 @@ EXTRA_DIST += plugins/preempt/slurm_plugin.map
 if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/preempt/preempt_idletime.la
 plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c \
-	plugins/preempt/job_view.c plugins/preempt/slurm_internal.h
+	plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/slurm_internal.h
 plugins_preempt_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
 plugins_preempt_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_preempt_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags)
@@ -25,7 +25,7 @@ plugins_preempt_badver_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_liba
 plugins_preempt_badver_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere
 nodist_EXTRA_plugins_preempt_badver_preempt_idletime_la_SOURCES = dummy.cxx
 plugins_site_factor_badver_site_factor_idletime_la_SOURCES = plugins/site_factor/site_factor_idletime.c \
-	plugins/preempt/job_view.c plugins/preempt/slurm_internal.h
+	plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/slurm_internal.h
 plugins_site_factor_badver_site_factor_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags) -DIDLETIME_PLUGIN_VERSION=0x160507
 plugins_site_factor_badver_site_factor_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_site_factor_badver_site_factor_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere

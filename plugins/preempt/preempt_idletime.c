@@ -24,21 +24,16 @@ static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 static idletime_sched_t *sched;
 static time_t conf_seen;
 
-/* Under sched_lock. Keeps the last good config when the new one is broken. */
+static const idletime_plugin_t plugin = {
+	&sched_lock, &sched, "idletime/preempt", "IDLETIME_PREEMPT_MIN_RUN_TIME",
+	"deciding like preempt/partition_prio"
+};
+
+/* Under sched_lock. */
 static void load_config(void)
 {
-	char err[512];
-	const char *path = idletime_config_path();
-	const char *min_run = getenv("IDLETIME_PREEMPT_MIN_RUN_TIME");
-
 	conf_seen = slurm_conf.last_update;
-	if (idletime_sched_load(sched, path, min_run, err, sizeof(err)) == 0) {
-		info("idletime/preempt: loaded %s (min run time %u s)", path, idletime_sched_min_run_time(sched));
-	} else if (idletime_sched_has_config(sched)) {
-		error("idletime/preempt: %s; keeping the last good config", err);
-	} else {
-		error("idletime/preempt: %s; no config: deciding like preempt/partition_prio", err);
-	}
+	idletime_plugin_load(&plugin);
 }
 
 /* Under sched_lock: reread the config once after each reconfigure. */
@@ -50,25 +45,12 @@ static void refresh(void)
 
 extern int init(void)
 {
-	slurm_mutex_lock(&sched_lock);
-	if (!sched)
-		sched = idletime_sched_new();
-	if (sched)
-		load_config();
-	slurm_mutex_unlock(&sched_lock);
-	if (!sched) {
-		error("idletime/preempt: out of memory at init");
-		return SLURM_ERROR;
-	}
-	return SLURM_SUCCESS;
+	return idletime_plugin_init(&plugin, load_config);
 }
 
 extern void fini(void)
 {
-	slurm_mutex_lock(&sched_lock);
-	idletime_sched_free(sched);
-	sched = NULL;
-	slurm_mutex_unlock(&sched_lock);
+	idletime_plugin_fini(&plugin);
 }
 
 static uint16_t preempt_mode_of(job_record_t *job_ptr)

@@ -49,4 +49,19 @@ void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sche
 /* Config file: $IDLETIME_CONFIG, else /etc/idletime/idletime.json. */
 const char *idletime_config_path(void);
 
+/* One plugin's policy state and how it reports (plugin_config.c). */
+typedef struct {
+	pthread_mutex_t *lock;     /* guards *sched */
+	idletime_sched_t **sched;  /* created by idletime_plugin_init */
+	const char *who;           /* log prefix, e.g. "idletime/preempt" */
+	const char *min_run_env;   /* env var of the minimum run time (s), or NULL */
+	const char *without;       /* what the plugin does with no config ever loaded */
+} idletime_plugin_t;
+
+/* Under p->lock: (re)loads the config, keeping the last good one when the file is broken. */
+void idletime_plugin_load(const idletime_plugin_t *p);
+/* init(): creates the state once and calls load() under p->lock. SLURM_SUCCESS or SLURM_ERROR. */
+int idletime_plugin_init(const idletime_plugin_t *p, void (*load)(void));
+void idletime_plugin_fini(const idletime_plugin_t *p);
+
 #endif

@@ -18,41 +18,24 @@ const uint32_t plugin_version = IDLETIME_PLUGIN_VERSION;
 static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 static idletime_sched_t *sched;
 
-/* Under sched_lock; keeps the last good config when the new one is broken. */
+static const idletime_plugin_t plugin = {
+	&sched_lock, &sched, "idletime/site_factor", NULL, "site factors left unchanged"
+};
+
+/* Under sched_lock. */
 static void load_config(void)
 {
-	char err[512];
-	const char *path = idletime_config_path();
-
-	if (idletime_sched_load(sched, path, NULL, err, sizeof(err)) == 0)
-		info("idletime/site_factor: loaded %s", path);
-	else if (idletime_sched_has_config(sched))
-		error("idletime/site_factor: %s; keeping the last good config", err);
-	else
-		error("idletime/site_factor: %s; no config: site factors left unchanged", err);
+	idletime_plugin_load(&plugin);
 }
 
 extern int init(void)
 {
-	slurm_mutex_lock(&sched_lock);
-	if (!sched)
-		sched = idletime_sched_new();
-	if (sched)
-		load_config();
-	slurm_mutex_unlock(&sched_lock);
-	if (!sched) {
-		error("idletime/site_factor: out of memory at init");
-		return SLURM_ERROR;
-	}
-	return SLURM_SUCCESS;
+	return idletime_plugin_init(&plugin, load_config);
 }
 
 extern void fini(void)
 {
-	slurm_mutex_lock(&sched_lock);
-	idletime_sched_free(sched);
-	sched = NULL;
-	slurm_mutex_unlock(&sched_lock);
+	idletime_plugin_fini(&plugin);
 }
 
 extern void site_factor_p_reconfig(void)

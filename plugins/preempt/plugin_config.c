@@ -1,0 +1,50 @@
+/*
+ * plugin_config.c - config lifecycle shared by preempt/idletime and site_factor/idletime: create
+ * the policy state once, (re)load the config keeping the last good one, free it at fini. The
+ * file is read only here, at init and after `scontrol reconfigure`, never per scheduling call.
+ */
+#include "plugins/preempt/slurm_internal.h"
+
+#include <stdlib.h>
+
+void idletime_plugin_load(const idletime_plugin_t *p)
+{
+	char err[512];
+	const char *path = idletime_config_path();
+	const char *min_run = p->min_run_env ? getenv(p->min_run_env) : NULL;
+
+	if (idletime_sched_load(*p->sched, path, min_run, err, sizeof(err)) == 0) {
+		if (p->min_run_env)
+			info("%s: loaded %s (min run time %u s)", p->who, path,
+			     idletime_sched_min_run_time(*p->sched));
+		else
+			info("%s: loaded %s", p->who, path);
+	} else if (idletime_sched_has_config(*p->sched)) {
+		error("%s: %s; keeping the last good config", p->who, err);
+	} else {
+		error("%s: %s; no config: %s", p->who, err, p->without);
+	}
+}
+
+int idletime_plugin_init(const idletime_plugin_t *p, void (*load)(void))
+{
+	slurm_mutex_lock(p->lock);
+	if (!*p->sched)
+		*p->sched = idletime_sched_new();
+	if (*p->sched)
+		load();
+	slurm_mutex_unlock(p->lock);
+	if (!*p->sched) {
+		error("%s: out of memory at init", p->who);
+		return SLURM_ERROR;
+	}
+	return SLURM_SUCCESS;
+}
+
+void idletime_plugin_fini(const idletime_plugin_t *p)
+{
+	slurm_mutex_lock(p->lock);
+	idletime_sched_free(*p->sched);
+	*p->sched = NULL;
+	slurm_mutex_unlock(p->lock);
+}
