@@ -6,12 +6,24 @@
 #include "plugins/preempt/slurm_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-void idletime_plugin_load(const idletime_plugin_t *p)
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+void idletime_plugin_load(idletime_plugin_t *p)
 {
 	char err[512];
 	const char *path = idletime_config_path();
 	const char *min_run = p->min_run_env ? getenv(p->min_run_env) : NULL;
+
+	p->conf_seen = slurm_conf.last_update;
+	p->settled = time(NULL) > p->conf_seen;
+	if (stat(path, &p->file) != 0)
+		memset(&p->file, 0, sizeof(p->file));
 
 	if (idletime_sched_load(*p->sched, path, min_run, err, sizeof(err)) == 0) {
 		if (p->min_run_env)
@@ -26,7 +38,24 @@ void idletime_plugin_load(const idletime_plugin_t *p)
 	}
 }
 
-int idletime_plugin_init(const idletime_plugin_t *p, void (*load)(void))
+void idletime_plugin_refresh(idletime_plugin_t *p)
+{
+	struct stat now_file;
+
+	if (slurm_conf.last_update != p->conf_seen) {
+		idletime_plugin_load(p);
+		return;
+	}
+	if (p->settled || time(NULL) <= p->conf_seen)
+		return;
+	p->settled = true;
+	if (stat(idletime_config_path(), &now_file) != 0)
+		memset(&now_file, 0, sizeof(now_file));
+	if (!same_file(&now_file, &p->file))
+		idletime_plugin_load(p);
+}
+
+int idletime_plugin_init(idletime_plugin_t *p, void (*load)(void))
 {
 	slurm_mutex_lock(p->lock);
 	if (!*p->sched)
@@ -41,7 +70,7 @@ int idletime_plugin_init(const idletime_plugin_t *p, void (*load)(void))
 	return SLURM_SUCCESS;
 }
 
-void idletime_plugin_fini(const idletime_plugin_t *p)
+void idletime_plugin_fini(idletime_plugin_t *p)
 {
 	slurm_mutex_lock(p->lock);
 	idletime_sched_free(*p->sched);

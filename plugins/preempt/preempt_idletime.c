@@ -22,25 +22,15 @@ const uint32_t plugin_version = IDLETIME_PLUGIN_VERSION;
 
 static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 static idletime_sched_t *sched;
-static time_t conf_seen;
-
-static const idletime_plugin_t plugin = {
-	&sched_lock, &sched, "idletime/preempt", "IDLETIME_PREEMPT_MIN_RUN_TIME",
-	"deciding like preempt/partition_prio"
+static idletime_plugin_t plugin = {
+	.lock = &sched_lock, .sched = &sched, .who = "idletime/preempt",
+	.min_run_env = "IDLETIME_PREEMPT_MIN_RUN_TIME", .without = "deciding like preempt/partition_prio",
 };
 
 /* Under sched_lock. */
 static void load_config(void)
 {
-	conf_seen = slurm_conf.last_update;
 	idletime_plugin_load(&plugin);
-}
-
-/* Under sched_lock: reread the config once after each reconfigure. */
-static void refresh(void)
-{
-	if (slurm_conf.last_update != conf_seen)
-		load_config();
 }
 
 extern int init(void)
@@ -89,7 +79,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
 	if (sched)
-		refresh();
+		idletime_plugin_refresh(&plugin);
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
 	slurm_mutex_unlock(&sched_lock);
 	return rc == 1;

@@ -20,6 +20,8 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -51,17 +53,26 @@ const char *idletime_config_path(void);
 
 /* One plugin's policy state and how it reports (plugin_config.c). */
 typedef struct {
-	pthread_mutex_t *lock;     /* guards *sched */
+	pthread_mutex_t *lock;     /* guards *sched and the fields below */
 	idletime_sched_t **sched;  /* created by idletime_plugin_init */
 	const char *who;           /* log prefix, e.g. "idletime/preempt" */
 	const char *min_run_env;   /* env var of the minimum run time (s), or NULL */
 	const char *without;       /* what the plugin does with no config ever loaded */
+	/* idletime_plugin_refresh: slurm_conf.last_update at the last load, and whether a later
+	 * reconfigure in that same second (1 s resolution) is still possible, then the file. */
+	time_t conf_seen;
+	bool settled;
+	struct stat file;
 } idletime_plugin_t;
 
 /* Under p->lock: (re)loads the config, keeping the last good one when the file is broken. */
-void idletime_plugin_load(const idletime_plugin_t *p);
+void idletime_plugin_load(idletime_plugin_t *p);
+/* Under p->lock, for plugins without a reconfig hook (preempt): reloads after each
+ * `scontrol reconfigure`. A reconfigure in the second of the last load leaves last_update
+ * unchanged, so once that second is over the file is compared (one stat) with the one loaded. */
+void idletime_plugin_refresh(idletime_plugin_t *p);
 /* init(): creates the state once and calls load() under p->lock. SLURM_SUCCESS or SLURM_ERROR. */
-int idletime_plugin_init(const idletime_plugin_t *p, void (*load)(void));
-void idletime_plugin_fini(const idletime_plugin_t *p);
+int idletime_plugin_init(idletime_plugin_t *p, void (*load)(void));
+void idletime_plugin_fini(idletime_plugin_t *p);
 
 #endif

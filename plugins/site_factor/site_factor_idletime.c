@@ -18,8 +18,9 @@ const uint32_t plugin_version = IDLETIME_PLUGIN_VERSION;
 static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 static idletime_sched_t *sched;
 
-static const idletime_plugin_t plugin = {
-	&sched_lock, &sched, "idletime/site_factor", NULL, "site factors left unchanged"
+static idletime_plugin_t plugin = {
+	.lock = &sched_lock, .sched = &sched, .who = "idletime/site_factor",
+	.without = "site factors left unchanged",
 };
 
 /* Under sched_lock. */
