@@ -5,6 +5,8 @@
 #   with plugins:    sbatch --hold -A team-a --idle-resources=only --gres=gpu:a100:1   (routed by the plugins)
 #   without plugins: sbatch --hold -A team-a -p idle-a100-east,idle-a100-west --gres=gpu:a100:1
 #   plain, plugins loaded: the without-plugins command line (the plugins' pass-through cost)
+#   routed with account_hint=yes: the routed line with sbatch's DefaultAccount RPC (plugstack
+#     without account_hint=no), what a build without --with-slurm-src pays; shown, not a target
 # Usage: bench/submit/run.sh [SUBMISSIONS per round, default 200] [ROUNDS, default 2]
 # Env: IDLETIME_BIN, BENCH_DECIDE (built bench_decide), IDLETIME_CONFIG_FILE (default etc/idletime.json),
 #      START_ARGS (more start.sh arguments, e.g. "--prefix /opt/idletime"), IDLETIME_CLUSTER_DIR.
@@ -35,22 +37,41 @@ plugins() { "$CL/start.sh" ${START_ARGS:-} "$@" --config "$CONFIG" >/dev/null 2>
 IDLE=(-A team-a --idle-resources=only --gres=gpu:a100:1)
 PLAIN=(-A team-a -p idle-a100-east,idle-a100-west --gres=gpu:a100:1)
 
-sum_with=0 sum_without=0 sum_plain=0
-for ((r = 1; r <= ROUNDS; r++)); do
+PLUGSTACK=$IC_ETC/plugstack.conf
+# rate_hint ARGS...: rate with plugstack account_hint=yes (sbatch rereads plugstack.conf each run).
+rate_hint() {
+	local keep r
+	keep=$(cat "$PLUGSTACK")
+	sed 's/ account_hint=no//' <<<"$keep" >"$PLUGSTACK"
+	r=$(rate "$@") || r=0
+	printf '%s\n' "$keep" >"$PLUGSTACK"
+	echo "$r"
+}
+sum_with=0 sum_without=0 sum_plain=0 sum_hint=0
+measure_without() {
 	plugins --no-plugins
 	grep -q '^JobSubmitPlugins=idletime' "$IC_CONF" && { echo "bench/submit: plugins still configured" >&2; exit 1; }
 	without=$(rate "${PLAIN[@]}"); clean
+}
+measure_with() {
 	plugins
 	grep -q '^JobSubmitPlugins=idletime' "$IC_CONF" || { echo "bench/submit: plugins not installed" >&2; exit 1; }
 	with=$(rate "${IDLE[@]}"); clean
 	plain=$(rate "${PLAIN[@]}"); clean
-	echo "round $r: without plugins $without/s, with plugins (idletime job) $with/s, with plugins (plain job) $plain/s"
+	hint=$(rate_hint "${IDLE[@]}"); clean
+}
+# Odd rounds measure without the plugins first, even rounds last: the daemons restart at each
+# switch, and the order must not favour either side.
+for ((r = 1; r <= ROUNDS; r++)); do
+	if ((r % 2)); then measure_without; measure_with; else measure_with; measure_without; fi
+	echo "round $r: without plugins $without/s, with plugins (idletime job) $with/s, with plugins (plain job) $plain/s, idletime job with account_hint=yes $hint/s"
 	sum_with=$(awk -v a="$sum_with" -v b="$with" 'BEGIN { print a + b }')
 	sum_without=$(awk -v a="$sum_without" -v b="$without" 'BEGIN { print a + b }')
 	sum_plain=$(awk -v a="$sum_plain" -v b="$plain" 'BEGIN { print a + b }')
+	sum_hint=$(awk -v a="$sum_hint" -v b="$hint" 'BEGIN { print a + b }')
 done
-awk -v w="$sum_with" -v wo="$sum_without" -v p="$sum_plain" -v n="$N" -v r="$ROUNDS" 'BEGIN {
-	printf "bench/submit: %d submissions x %d rounds; ratio idletime-routed/plain-without-plugins = %.3f, plain with/without plugins = %.3f (target >= 0.95)\n", n, r, w / wo, p / wo }'
+awk -v w="$sum_with" -v wo="$sum_without" -v p="$sum_plain" -v h="$sum_hint" -v n="$N" -v r="$ROUNDS" 'BEGIN {
+	printf "bench/submit: %d submissions x %d rounds; ratio idletime-routed/plain-without-plugins = %.3f, plain with/without plugins = %.3f (target >= 0.95); routed with account_hint=yes = %.3f\n", n, r, w / wo, p / wo, h / wo }'
 BD=${BENCH_DECIDE:-}
 [ -n "$BD" ] || for c in "$REPO/bench/submit/bench_decide" /work/build-*/bench/submit/bench_decide; do [ -x "$c" ] && BD=$c && break; done
 if [ -n "$BD" ]; then "$BD" "$CONFIG" 200000; else echo "bench/submit: bench_decide not built (make bench/submit/bench_decide)"; fi
