@@ -26,9 +26,8 @@ int idletime_ctld_default_account(uint32_t uid, char *buf, size_t len)
 	/* locked=true: with an empty cache Slurm would otherwise load it from slurmdbd (blocking). */
 	if (assoc_mgr_user_list &&
 	    assoc_mgr_fill_in_user(NULL, &user, 0, NULL, true) == SLURM_SUCCESS &&
-	    user.default_acct && user.default_acct[0]) {
-		strncpy(buf, user.default_acct, len - 1);
-		buf[len - 1] = '\0';
+	    user.default_acct && user.default_acct[0] && strlen(user.default_acct) < len) {
+		strcpy(buf, user.default_acct);
 		found = 1;
 	}
 	assoc_mgr_unlock(&locks);

@@ -20,8 +20,9 @@ extern "C" {
 /* 1 when this build can look accounts up in slurmctld (built with --with-slurm-src), else 0. */
 int idletime_ctld_account_available(void);
 
-/* Copies uid's DefaultAccount (NUL-terminated, truncated to len - 1 bytes) into buf and returns 1;
- * returns 0 when the user, the account or the association cache is unknown, or when unavailable. */
+/* Copies uid's DefaultAccount (NUL-terminated) into buf and returns 1; returns 0 when the user,
+ * the account or the association cache is unknown, the name does not fit in len bytes (never
+ * routed by a cut-off name), or when unavailable. */
 int idletime_ctld_default_account(uint32_t uid, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 /*
  * plugin_config.c - config lifecycle shared by preempt/idletime and site_factor/idletime: create
  * the policy state once, (re)load the config keeping the last good one, free it at fini. The
- * file is read only here, at init and after `scontrol reconfigure`, never per scheduling call.
+ * file is read only here, at init and after `scontrol reconfigure` (plus one stat after a
+ * reconfigure in the second of the last load), never per scheduling call.
  */
 #include "plugins/preempt/slurm_internal.h"
 
@@ -51,7 +52,9 @@ void idletime_plugin_refresh(idletime_plugin_t *p)
 	p->settled = true;
 	if (stat(idletime_config_path(), &now_file) != 0)
 		memset(&now_file, 0, sizeof(now_file));
-	if (!same_file(&now_file, &p->file))
+	/* Written by that second at the latest: a reconfigure may have been meant for it. A later
+	 * edit waits for its own reconfigure, as in job_submit/idletime. */
+	if (!same_file(&now_file, &p->file) && now_file.st_mtim.tv_sec <= p->conf_seen)
 		idletime_plugin_load(p);
 }
 

@@ -61,6 +61,8 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_re
 	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap))
 		return false;
 	slurm_mutex_lock(&sched_lock);
+	if (sched)
+		idletime_plugin_refresh(&plugin);
 	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
 						   b->preempt_mode == PREEMPT_MODE_OFF);
 	slurm_mutex_unlock(&sched_lock);
@@ -89,6 +91,8 @@ static uint32_t victim_rank(job_record_t *job_ptr)
 {
 	uint32_t rank;
 
+	/* No refresh: the rank belongs to the candidates preemptable() just noted, under the same
+	 * slurmctld locks a reconfigure would need. */
 	slurm_mutex_lock(&sched_lock);
 	rank = idletime_sched_victim_rank(sched, job_ptr->job_id);
 	slurm_mutex_unlock(&sched_lock);

@@ -60,11 +60,18 @@ std::string default_account(const std::string &user) {
     return out;
 }
 
+// The variable this client itself honours for -A (sbatch: SBATCH_ACCOUNT, salloc: SALLOC_ACCOUNT,
+// srun: SLURM_ACCOUNT): another client's variable would charge the job to an account it never used.
+const char *own_account_var() {
+    const char *prog = program_invocation_short_name;
+    if (std::strcmp(prog, "sbatch") == 0) return "SBATCH_ACCOUNT";
+    if (std::strcmp(prog, "salloc") == 0) return "SALLOC_ACCOUNT";
+    return "SLURM_ACCOUNT";
+}
+
 std::string account_hint() {
-    for (const char *var : {"SBATCH_ACCOUNT", "SALLOC_ACCOUNT", "SLURM_ACCOUNT"}) {
-        const char *v = std::getenv(var);
-        if (v && *v) return v;
-    }
+    const char *v = std::getenv(own_account_var());
+    if (v && *v) return v;
     std::string user = user_name();
     if (user.empty()) return "";
     auto t0 = std::chrono::steady_clock::now();

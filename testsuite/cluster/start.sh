@@ -179,10 +179,10 @@ if [ "$PLUGINS" = 1 ]; then
 		ic_log "no idletime plugins under $d: plain Slurm"
 	fi
 fi
-# preempt_idletime.so is there only from a --with-slurm-src build, whose job_submit/idletime reads
-# the DefaultAccount in slurmctld: sbatch then skips its account lookup (account_hint=no).
+# A job_submit/idletime built with --with-slurm-src reads the DefaultAccount in slurmctld (it links
+# assoc_mgr_fill_in_user): sbatch then skips its account lookup (account_hint=no).
 HINT=
-[ ! -f "$PLUGIN_DIR/preempt_idletime.so" ] || HINT=" account_hint=no"
+! grep -qa assoc_mgr_fill_in_user "$PLUGIN_DIR/job_submit_idletime.so" 2>/dev/null || HINT=" account_hint=no"
 [ ! -f "$PLUGIN_DIR/spank_idletime.so" ] ||
 	echo "required $PLUGIN_DIR/spank_idletime.so config=$CONFIG munge_socket=$IC_SOCK$HINT" >"$IC_ETC/plugstack.conf"
 
@@ -231,8 +231,10 @@ cmp -s "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf" || NODES_CHANGED=1
 # restarts the daemons (the replay switches plugins between its configurations).
 RESTART_KEYS='^(PreemptType|PriorityType|PrioritySiteFactorPlugin|SelectType|SchedulerType|AuthType|AuthInfo|PluginDir|JobSubmitPlugins|AccountingStorageType)='
 PLUGINS_CHANGED=0
-[ -f "$IC_CONF" ] && diff -q <(grep -E "$RESTART_KEYS" "$IC_CONF") <(grep -E "$RESTART_KEYS" "$IC_ETC/slurm.conf.new") >/dev/null ||
+[ -f "$IC_CONF" ] && diff -q <(grep -iE "$RESTART_KEYS" "$IC_CONF") <(grep -iE "$RESTART_KEYS" "$IC_ETC/slurm.conf.new") >/dev/null ||
 	PLUGINS_CHANGED=1
+# slurmctld got the idletime config path in its environment at launch: another --config restarts it.
+[ "$(cat "$IC_ETC/slurmctld-config" 2>/dev/null)" = "$CONFIG" ] || { CHANGED=1; PLUGINS_CHANGED=1; }
 # Clients (sacctmgr below) need the file now; a running slurmctld rereads it only on reconfigure.
 mv "$IC_ETC/slurm.conf.new" "$IC_CONF"
 mv "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf"
@@ -393,6 +395,7 @@ start_slurm() {
 		mkdir -p "$IC_SPOOL/slurmctld"
 		# slurmctld-side plugins (preempt/idletime, site_factor/idletime) read IDLETIME_CONFIG.
 		launch slurmctld env IDLETIME_CONFIG="$CONFIG" "$IC_BIN/slurmctld" -D -f "$IC_CONF"
+		echo "$CONFIG" >"$IC_ETC/slurmctld-config"
 	fi
 	for n in $(ic_slurmd_names); do # slurmd of nodes no longer configured
 		[[ " ${NODES[*]} " == *" ${n#slurmd-} "* ]] || ic_stop_daemon "$n" 20
@@ -452,7 +455,7 @@ if [ "$CHANGED" = 1 ] && [ "$NODES_CHANGED" = 1 ] && ic_running slurmctld; then
 	ic_log "nodes changed: restarting slurmctld and slurmd"
 	stop_slurm
 elif [ "$CHANGED" = 1 ] && [ "$PLUGINS_CHANGED" = 1 ] && ic_running slurmctld; then
-	ic_log "plugins or authentication changed: restarting slurmctld and slurmd"
+	ic_log "plugins, authentication or the idletime config path changed: restarting slurmctld and slurmd"
 	stop_slurm
 elif [ "$CHANGED" = 1 ] && ! ic_running slurmctld; then
 	stop_slurm # slurmd daemons still on the old config; no slurmctld to pass a reconfigure on

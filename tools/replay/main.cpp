@@ -1,5 +1,6 @@
-// idletime-replay: replays a public GPU-cluster trace on the local Slurm cluster under three
-// configurations (A no borrowing, B plain Slurm scavenger, C idletime) and reports the metrics.
+// idletime-replay: replays a public GPU-cluster trace on the local Slurm cluster under up to four
+// configurations (A no borrowing, B plain Slurm scavenger, C idletime, D C + scheduling plugins)
+// and reports the metrics.
 #include "options.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -56,6 +57,8 @@ int run_all(const Options &o, const JobStream &js)
         slurm_client_init(o.cluster_dir + "/etc/slurm.conf");
         refuse_if_busy(o);
     }
+    for (char letter : o.configs)  // before the first configuration runs, not 15 minutes in
+        check_plugins(o, config_plan(letter));
     for (char letter : o.configs) {
         const ConfigPlan &plan = config_plan(letter);
         std::string dir = o.out + "/" + letter;

@@ -65,6 +65,9 @@ const std::map<std::string, Setter> &setters()
         {"--configs", [](Options &o, const std::string &v) {
              if (v.empty() || v.find_first_not_of("ABCD") != std::string::npos)
                  bad("--configs '" + v + "' must be letters of A, B, C, D (e.g. ABCD)");
+             for (size_t i = 0; i < v.size(); i++)
+                 if (v.find(v[i], i + 1) != std::string::npos)
+                     bad("--configs '" + v + "' names " + v[i] + " twice (each configuration runs once)");
              o.configs = v;
          }},
         {"--cluster-dir", [](Options &o, const std::string &v) { o.cluster_dir = v; }},
@@ -115,10 +118,11 @@ Options parse_options(int argc, char **argv)
     o.map.seed = 1;
     for (int i = 0; i < argc; i++)
         o.command_line += (i ? " " : "") + std::string(argv[i]);
-    if (argc >= 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-        print_usage();
-        std::exit(0);
-    }
+    for (int i = 1; i < argc; i++)  // `idletime-replay run --help` too
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            print_usage();
+            std::exit(0);
+        }
     if (argc < 2 || (std::string(argv[1]) != "map" && std::string(argv[1]) != "run"))
         bad("first argument must be 'map' or 'run'");
     o.command = argv[1];

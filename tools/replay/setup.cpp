@@ -115,21 +115,27 @@ void write_replay_config(const std::string &path, const JobStream &js, const Opt
         throw std::runtime_error("cannot write " + path);
 }
 
+void check_plugins(const Options &o, const ConfigPlan &plan)
+{
+    const std::string plugin_dir = o.prefix + "/lib/idletime/slurm/";
+    if (plan.plugins && o.route_by_plugin && !fs::exists(plugin_dir + "job_submit_idletime.so"))
+        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
+                                 "job_submit_idletime.so (make install), or --c-routing=direct");
+    if (plan.needs_plugin && !fs::exists(plugin_dir + plan.needs_plugin))
+        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
+                                 plan.needs_plugin + " (configure --with-slurm-src, make install), or --configs without " +
+                                 plan.letter);
+}
+
 void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &dir)
 {
     std::string script = o.start_script.empty() ? std::string(IDLETIME_SRCDIR) + "/testsuite/cluster/start.sh"
                                                 : o.start_script;
     std::vector<std::string> args{script, "--config", fs::absolute(o.out).string() + "/idletime.json",
                                   "--prefix", o.prefix, "--dir", o.cluster_dir};
-    const std::string plugin_dir = o.prefix + "/lib/idletime/slurm/";
+    check_plugins(o, plan);
     if (!plan.plugins)
         args.push_back("--no-plugins");
-    else if (o.route_by_plugin && !fs::exists(plugin_dir + "job_submit_idletime.so"))
-        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
-                                 "job_submit_idletime.so (make install), or --c-routing=direct");
-    if (plan.needs_plugin && !fs::exists(plugin_dir + plan.needs_plugin))
-        throw std::runtime_error(std::string("configuration ") + plan.letter + " needs " + plugin_dir +
-                                 plan.needs_plugin + " (configure --with-slurm-src, make install)");
     if (o.requeue_delay_s > 0 || plan.slurm_extra) {
         std::string extra = fs::absolute(dir).string() + "/extra.conf";
         std::ofstream conf(extra);

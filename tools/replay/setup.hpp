@@ -16,6 +16,8 @@ void write_replay_config(const std::string &path, const JobStream &js, const Opt
 // Runs start.sh --config <out>/idletime.json for this configuration (plugins for C and D only,
 // --extra-conf with the requeue delay when asked and D's scheduling plugins). Throws std::runtime_error on failure.
 void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &dir);
+// Throws std::runtime_error naming the plugin file a configuration needs and does not find.
+void check_plugins(const Options &o, const ConfigPlan &plan);
 // Gives root an association with every quota account; refuses when other jobs are active
 // (unless --allow-foreign-jobs). Throws std::runtime_error.
 void prepare_cluster(const Options &o, const JobStream &js);
