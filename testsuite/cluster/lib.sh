@@ -59,7 +59,7 @@ it_submit() {
 	# state dir (later args override it). IT_SUBMIT_ENV: extra NAME=VALUE words.
 	# shellcheck disable=SC2086 # IT_SUBMIT_ENV is a word list
 	out=$(cd "${home:-/tmp}" && runuser -u "$user" -- env -i HOME="${home:-/tmp}" USER="$user" LOGNAME="$user" \
-		SHELL=/bin/bash PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" ${IT_SUBMIT_ENV:-} \
+		SHELL=/bin/bash PATH=${PREFIX:-/usr/local}/bin:/usr/bin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" ${IT_SUBMIT_ENV:-} \
 		sbatch --parsable --output="$IC_DIR/out/%x-%j.out" "$@" 2>&1) || {
 		echo "it_submit: sbatch as $user failed: $out" >&2
 		return 1
