@@ -4,7 +4,13 @@
 # Usage (root, Debian 12): scripts/test-all.sh     Exit 0 only when everything passed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-step() { printf '\n==== idletime/test-all: %s ====\n' "$*"; }
+T0=$(date +%s); TS=$T0
+# Each stage line says how long the previous stage took and the total so far.
+step() {
+    now=$(date +%s)
+    printf '\n==== idletime/test-all: %s (previous stage %ss, total %ss, %s) ====\n' "$*" $((now - TS)) $((now - T0)) "$(date -u +%H:%M:%S)"
+    TS=$now
+}
 step "install Debian packages"
 "$top/scripts/install-deps.sh"
 step "build"
