@@ -24,6 +24,7 @@ ASAN_OPTIONS=detect_leaks=1 make -C "$top/_build-asan" check
 step "install"
 make -C "$top/_build" install >/dev/null
 ldconfig
+make -C "$top/_build" installcheck  # README's `from idletime import ...` in a fresh shell
 step "cluster tests (real slurmctld, slurmd, slurmdbd; independent clusters in parallel)"
 # t-sched-safety loads deliberately mismatched plugins that make check built in _build.
 # t-sched-victims with checkpoint ages 20/3/10 s instead of 20 min/10 s/5 min keeps the run short

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cmdline.hpp"
 #include "core/config.hpp"
 #include "core/render.hpp"
 
@@ -26,7 +27,16 @@ const char *kUsage =
     "  validate CONFIG               check CONFIG; print every error, one per line\n"
     "  jobs, quota, check, replay    views and tools (see idletime-COMMAND(1))\n"
     "  help, --help                  this text;  --version  the version\n"
+    "Every command answers --help and --version.\n"
     "Exit status: 0 success, 1 failure, 2 bad input (nothing is written).\n";
+
+const char *kRenderUsage =
+    "Usage: idletime render [--section=S] CONFIG\n"
+    "Prints the Slurm side of CONFIG: partitions, nodes, gres, the sacctmgr script, or all\n"
+    "(S, default all). Exit status: 0 success, 2 bad input (nothing is written).\n";
+const char *kValidateUsage =
+    "Usage: idletime validate CONFIG\n"
+    "Checks CONFIG and prints every error, one per line. Exit status: 0 valid, 2 invalid.\n";
 
 int bad(const std::string &msg) {
     std::cerr << "idletime: " << msg << "\n";
@@ -50,12 +60,14 @@ int cmd_render(const std::vector<std::string> &args) {
     idletime::Section section = idletime::Section::All;
     std::string path;
     for (const std::string &a : args) {
+        if (a == "--help") return idletime::cmdline::help(kRenderUsage);
+        if (a == "--version") return idletime::cmdline::version("idletime render");
         if (a.rfind("--section=", 0) == 0) {
             if (!idletime::section_parse(a.substr(10), section))
                 return bad("render: unknown section \"" + a.substr(10) + "\" (allowed: " +
                            idletime::section_names() + ")");
         } else if (!a.empty() && a[0] == '-') {
-            return bad("render: unknown option \"" + a + "\" (allowed: --section=S)");
+            return idletime::cmdline::unknown_option("idletime render", a, kRenderUsage);
         } else if (path.empty()) {
             path = a;
         } else {
@@ -73,6 +85,12 @@ int cmd_render(const std::vector<std::string> &args) {
 }
 
 int cmd_validate(const std::vector<std::string> &args) {
+    for (const std::string &a : args) {
+        if (a == "--help") return idletime::cmdline::help(kValidateUsage);
+        if (a == "--version") return idletime::cmdline::version("idletime validate");
+        if (a.size() > 1 && a[0] == '-')
+            return idletime::cmdline::unknown_option("idletime validate", a, kValidateUsage);
+    }
     if (args.size() != 1 || args[0].empty() || args[0][0] == '-')
         return bad("validate: expects exactly one CONFIG (usage: idletime validate CONFIG)");
     idletime::Config cfg;
@@ -86,11 +104,13 @@ int cmd_validate(const std::vector<std::string> &args) {
     return 0;
 }
 
-// Runs idletime-<name> from IDLETIME_EXEC_PATH, then the libexec dir; returns only on failure.
+// Runs idletime-<name> from IDLETIME_EXEC_PATH, then the libexec dir, then bindir; returns only
+// on failure.
 int run_external(const std::string &name, char **argv) {
     std::vector<std::string> dirs;
     if (const char *p = std::getenv("IDLETIME_EXEC_PATH")) dirs.push_back(p);
     dirs.push_back(IDLETIME_LIBEXECDIR);
+    dirs.push_back(IDLETIME_BINDIR);  // idletime-replay and other tools installed in bin/
     for (const std::string &d : dirs) {
         std::string prog = d + "/idletime-" + name;
         if (access(prog.c_str(), X_OK) == 0) {
@@ -108,10 +128,10 @@ int main(int argc, char **argv) {
     if (argc < 2) return bad("missing COMMAND (run idletime --help for the list)");
     std::string cmd = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
-    if (cmd == "help" || cmd == "--help" || cmd == "-h") return std::cout << kUsage, 0;
-    if (cmd == "--version") return std::cout << "idletime " PACKAGE_VERSION "\n", 0;
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") return idletime::cmdline::help(kUsage);
+    if (cmd == "--version") return idletime::cmdline::version("idletime");
     if (cmd == "render") return cmd_render(args);
     if (cmd == "validate") return cmd_validate(args);
-    if (!cmd.empty() && cmd[0] == '-') return bad("unknown option \"" + cmd + "\" (see idletime --help)");
+    if (!cmd.empty() && cmd[0] == '-') return idletime::cmdline::unknown_option("idletime", cmd, kUsage);
     return run_external(cmd, argv + 1);
 }

@@ -2,5 +2,6 @@
 idletime_execdir = $(libexecdir)/idletime
 bin_PROGRAMS += tools/idletime
 tools_idletime_SOURCES = tools/idletime.cpp
-tools_idletime_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_LIBEXECDIR='"$(idletime_execdir)"'
+tools_idletime_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_LIBEXECDIR='"$(idletime_execdir)"' \
+	-DIDLETIME_BINDIR='"$(bindir)"'
 tools_idletime_LDADD = src/core/libidlecore.la $(JSONC_LIBS)

@@ -10,8 +10,9 @@ RC_PREFIX=${IDLETIME_PREFIX:-/usr/local}
 # it_submit gives sbatch a clean environment plus $IT_SUBMIT_ENV: point the jobs at the installed
 # Python package and library (so a build in another prefix works too) and at our job scripts.
 rc_env() {
-	local py=$RC_PREFIX/lib/python3/dist-packages
-	[ -d "$py/idletime" ] || { echo "rc_env: $py/idletime missing (make install?)" >&2; return 1; }
+	local py
+	py=$(it_python_dir "$RC_PREFIX")  # configure's choice, e.g. lib/python3.11/dist-packages
+	[ -n "$py" ] && [ -d "$py/idletime" ] || { echo "rc_env: no idletime package in \"$py\" (make install?)" >&2; return 1; }
 	[ -e "$RC_PREFIX/lib/libidletime-ckpt.so.0" ] || { echo "rc_env: $RC_PREFIX/lib/libidletime-ckpt.so.0 missing" >&2; return 1; }
 	export PYTHONPATH=$py IDLETIME_CKPT_LIB=$RC_PREFIX/lib/libidletime-ckpt.so.0 RC_JOBS
 	# The test cluster runs its own munged (a real cluster uses libmunge's default socket).

@@ -26,7 +26,10 @@ struct Options {
     uint32_t kill_wait_s = 5;      // SIGTERM -> SIGKILL when stopping workers
     bool report = true;            // write the report into the job's Comment
     std::string config;            // site config (fault_tolerance object)
+    char info = 0;                 // 'h' --help, 'V' --version: print it, run nothing, exit 0
 };
+
+extern const char *const kUsage;
 
 // Parses argv (flags, then "--", then CMD...) and the IDLETIME_* environment. On error returns
 // false with a one-line message naming the option and what is allowed.

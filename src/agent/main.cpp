@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "agent/agent.hpp"
+#include "core/cmdline.hpp"
 #include "hook/slurm_job.hpp"
 
 namespace {
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "idletime/run: %s\n", err.c_str());
         return agent::kExitUsage;
     }
+    if (o.info) return o.info == 'h' ? cmdline::help(agent::kUsage) : cmdline::version("idletime-run");
     bool own_dir = false;
     if (o.heartbeat_dir.empty()) {
         const char *tmp = getenv("TMPDIR");

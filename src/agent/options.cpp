@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/agent.hpp"
+#include "core/cmdline.hpp"
 #include "core/config.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
@@ -13,6 +14,18 @@
 #endif
 
 namespace idletime::agent {
+
+const char *const kUsage =
+    "Usage: idletime-run [OPTIONS] -- CMD [ARGS...]\n"
+    "Runs CMD as the job's worker(s) with hang detection, error-pattern matching and restarts.\n"
+    "  --max-restarts=N  --ft-policy=P  --hang-timeout=S  --run-type=sync|async\n"
+    "                    per-job fault-tolerance settings (override the site config)\n"
+    "  --workers=N       start N workers (1-256); --srun: each as its own srun step\n"
+    "  --heartbeat-dir=DIR  --kill-wait=S (0-3600)  --no-report  --config=FILE\n"
+    "  --help, --version\n"
+    "Exit status: the workers' (128+N for signal N), 124 hung, 127 cannot start, 2 bad input.\n"
+    "See doc/design/fault-tolerance.md.\n";
+
 namespace {
 
 bool load_site(const std::string &path, bool explicit_path, FtSettings &out, std::string &err) {
@@ -71,6 +84,7 @@ bool parse_options(int argc, char **argv, Options &o, std::string &err) {
         {"workers", required_argument, nullptr, 'n'},      {"srun", no_argument, nullptr, 's'},
         {"heartbeat-dir", required_argument, nullptr, 'b'}, {"kill-wait", required_argument, nullptr, 'k'},
         {"no-report", no_argument, nullptr, 'R'},          {"config", required_argument, nullptr, 'c'},
+        {"help", no_argument, nullptr, 'h'},               {"version", no_argument, nullptr, 'V'},
         {nullptr, 0, nullptr, 0}};
     env_overrides(o.overrides);
     const char *cfg_env = getenv("IDLETIME_CONFIG");
@@ -78,7 +92,7 @@ bool parse_options(int argc, char **argv, Options &o, std::string &err) {
     bool explicit_cfg = cfg_env && *cfg_env;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+", longopts, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:", longopts, nullptr)) != -1) {
         switch (c) {
         case 'r': o.overrides["max_restarts"] = optarg; break;
         case 'p': o.overrides["ft_policy"] = optarg; break;
@@ -90,10 +104,12 @@ bool parse_options(int argc, char **argv, Options &o, std::string &err) {
         case 'k': if (!count("--kill-wait", optarg, 0, 3600, o.kill_wait_s, err)) return false; break;
         case 'R': o.report = false; break;
         case 'c': o.config = optarg; explicit_cfg = true; break;
+        case 'h': case 'V': o.info = char(c); return true;
+        case ':':
+            err = std::string("option \"") + argv[optind - 1] + "\" needs a value";
+            return false;
         default:
-            err = std::string("unknown option \"") + argv[optind - 1] +
-                  "\" (allowed: --max-restarts --ft-policy --hang-timeout --run-type --workers "
-                  "--srun --heartbeat-dir --kill-wait --no-report --config, then -- CMD...)";
+            err = cmdline::unknown_option_text(argv[optind - 1], kUsage);
             return false;
         }
     }

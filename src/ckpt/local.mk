@@ -57,7 +57,7 @@ ckpt_python_DATA = python/idletime/__init__.py python/idletime/ckpt.py \
 	python/idletime/torch_state.py
 ckpt_examplesdir = $(pythondir_idletime)/idletime/examples
 ckpt_examples_SCRIPTS = python/idletime/examples/train_digits.py
-EXTRA_DIST += $(ckpt_python_DATA)
+EXTRA_DIST += $(ckpt_python_DATA) scripts/python-sitedir.py
 
 # ---- benchmark: bench/ckpt/run.sh BUILD_DIR ----
 noinst_PROGRAMS += bench/ckpt/ckpt_bench

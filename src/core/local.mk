@@ -1,7 +1,7 @@
 # Policy core: Slurm-free C++ (config model, validation, mode resolution, rendering) and its C API.
 noinst_LTLIBRARIES += src/core/libidlecore.la
 src_core_libidlecore_la_SOURCES = \
-	src/core/capi.cpp \
+	src/core/capi.cpp src/core/cmdline.hpp \
 	src/core/config.cpp src/core/config.hpp \
 	src/core/config_parse.cpp src/core/config_validate.cpp \
 	src/core/ft_settings.hpp \

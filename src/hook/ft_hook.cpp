@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cmdline.hpp"
 #include "core/config.hpp"
 #include "hook/slurm_job.hpp"
 
@@ -298,13 +299,15 @@ int run(const Options &o, slurmjob::Job &job) {
     return ok ? 0 : 1;
 }
 
-void usage(FILE *f) {
-    fprintf(f, "usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--log FILE] [--job ID] "
-               "[--foreground]\n"
-               "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
-               "  --last-good: copy of the last config that loaded (default %s; \"\" = none),\n"
-               "  used while the config is unreadable or invalid.\n", IDLETIME_DEFAULT_LAST_GOOD);
-}
+const char *kUsage =
+    "Usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--log FILE] [--job ID] [--foreground]\n"
+    "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
+    "  --last-good: copy of the last config that loaded (default " IDLETIME_DEFAULT_LAST_GOOD ";\n"
+    "  \"\" = none), used while the config is unreadable or invalid.\n"
+    "  --help, --version\n"
+    "Exit status: 0 done (or detached), 1 failure, 2 bad input.\n";
+
+constexpr const char *kProg = "idletime-ft-hook";
 
 bool parse_args(int argc, char **argv, Options &o) {
     static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
@@ -313,22 +316,30 @@ bool parse_args(int argc, char **argv, Options &o) {
                                       {"job", required_argument, nullptr, 'j'},
                                       {"foreground", no_argument, nullptr, 'f'},
                                       {"help", no_argument, nullptr, 'h'},
+                                      {"version", no_argument, nullptr, 'V'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
     const char *job = getenv("SLURM_JOB_ID");
-    while ((c = getopt_long(argc, argv, "c:l:g:j:fh", longopts, nullptr)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:l:g:j:fh", longopts, nullptr)) != -1) {
         switch (c) {
         case 'c': o.config = optarg; break;
         case 'l': o.log = optarg; break;
         case 'g': o.last_good = optarg; break;
         case 'j': job = optarg; break;
         case 'f': o.foreground = true; break;
-        case 'h': usage(stdout); exit(0);
-        default: return false;
+        case 'h': exit(cmdline::help(kUsage));
+        case 'V': exit(cmdline::version(kProg));
+        case ':':
+            fprintf(stderr, "%s: option \"%s\" needs a value (usage: %s)\n", kProg, argv[optind - 1],
+                    cmdline::synopsis(kUsage).c_str());
+            return false;
+        default: cmdline::unknown_option(kProg, argv[optind - 1], kUsage); return false;
         }
     }
     if (optind != argc) {
-        fprintf(stderr, "idletime/ft-hook: unexpected argument \"%s\"\n", argv[optind]);
+        fprintf(stderr, "%s: unexpected argument \"%s\" (usage: %s)\n", kProg, argv[optind],
+                cmdline::synopsis(kUsage).c_str());
         return false;
     }
     if (!job || !parse_u32(job, o.job_id)) {
@@ -359,10 +370,7 @@ void detach() {
 
 int main(int argc, char **argv) {
     Options o;
-    if (!parse_args(argc, argv, o)) {
-        usage(stderr);
-        return 2;
-    }
+    if (!parse_args(argc, argv, o)) return cmdline::kExitUsage;
     if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
     if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
     try {

@@ -102,6 +102,12 @@ it_assert_eq() {
 	[ "$1" = "$2" ] || it_fail "$3: expected '$1', got '$2'"
 }
 
+# it_python_dir PREFIX: the directory `make install` put the idletime Python package in (configure's
+# choice, e.g. /usr/local/lib/python3.11/dist-packages), from PREFIX's idletime-ckpt.pc.
+it_python_dir() {
+	pkg-config --variable=pythondir "$1/lib/pkgconfig/idletime-ckpt.pc" 2>/dev/null
+}
+
 # it_cleanup_jobs: cancel every job of the cluster and wait (IT_CLEANUP_TIMEOUT, 90 s) until none is left.
 it_cleanup_jobs() {
 	local ids

@@ -12,9 +12,8 @@ scontrol show config | grep -q '^PreemptType *= *preempt/idletime' && scontrol s
 	it_fail "needs the sched cluster (sched16.json + sched-slurm.conf, see testsuite/sched/README)"
 it_begin
 PREFIX=${IDLETIME_PREFIX:-/usr/local}
-PY=$(ls -d "$PREFIX"/lib/python3*/*-packages/idletime 2>/dev/null | head -n1)
-PY=${PY%/idletime}
-[ -n "$PY" ] && [ -d "$PY/idletime" ] || it_fail "no idletime Python package under $PREFIX/lib/python3*"
+PY=$(it_python_dir "$PREFIX")
+[ -n "$PY" ] && [ -d "$PY/idletime" ] || it_fail "no idletime Python package in \"$PY\" (idletime-ckpt.pc under $PREFIX; make install?)"
 dir=$IC_DIR/out/publish-ckpt
 rm -rf "$dir"
 script=$IC_DIR/out/publish.py

@@ -21,7 +21,7 @@ ft_require_hook
 IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
 CFG=${IDLETIME_TEST_CONFIG:-$(cd "$IC_SRC/../.." && pwd)/etc/idletime.json}
 PREFIX=${IDLETIME_PREFIX:-$(dirname "$(dirname "$FT_RUN")")}
-PY=$PREFIX/lib/python3/dist-packages
+PY=$(it_python_dir "$PREFIX") && [ -n "$PY" ] || it_fail "no idletime-ckpt.pc under $PREFIX/lib/pkgconfig (make install?)"
 TRAIN=$PY/idletime/examples/train_digits.py
 J=$IT_JOBS_DIR/ft-job.sh
 [ -x "$IT" ] || it_fail "no idletime tool at $IT"

@@ -6,6 +6,8 @@
 //                 preemption notice it saves, then releases the GPUs at once (idletime_ckpt_release).
 #include "idletime/ckpt.h"
 
+#include "core/cmdline.hpp"
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,15 @@
 #include <time.h>
 
 namespace {
+
+using namespace idletime;
+constexpr const char *kProg = "idletime-replay-job";
+const char *kUsage =
+    "Usage: idletime-replay-job --work SECONDS --log FILE [--mode plain|ckpt] [--ckpt-dir DIR] "
+    "[--ckpt-every SECONDS]\n"
+    "The work of one job replayed by idletime-replay(1); --mode ckpt needs --ckpt-dir.\n"
+    "  --help, --version\n"
+    "Exit status: 0 done or released, 143 ended by SIGTERM (plain), 1 failure, 2 bad input.\n";
 
 struct Args {
     double work = 0, ckpt_every = 10;
@@ -54,19 +65,31 @@ void log_event(const Args &a, const char *event, double progress, double saved, 
     std::fclose(f);
 }
 
+// False with a one-line message on stderr.
 bool parse(int argc, char **argv, Args &a)
 {
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string k = argv[i], v = argv[i + 1];
+    for (int i = 1; i < argc; i += 2) {
+        std::string k = argv[i];
+        if (k != "--work" && k != "--log" && k != "--mode" && k != "--ckpt-dir" && k != "--ckpt-every")
+            return cmdline::unknown_option(kProg, k, kUsage), false;
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "%s: option \"%s\" needs a value (usage: %s)\n", kProg, k.c_str(),
+                         cmdline::synopsis(kUsage).c_str());
+            return false;
+        }
+        std::string v = argv[i + 1];
         if (k == "--work") a.work = std::atof(v.c_str());
         else if (k == "--log") a.log = v;
         else if (k == "--mode") a.mode = v;
         else if (k == "--ckpt-dir") a.dir = v;
-        else if (k == "--ckpt-every") a.ckpt_every = std::atof(v.c_str());
-        else return false;
+        else a.ckpt_every = std::atof(v.c_str());
     }
-    return argc % 2 == 1 && a.work > 0 && !a.log.empty() && (a.mode == "plain" || a.mode == "ckpt") &&
-           (a.mode == "plain" || !a.dir.empty()) && a.ckpt_every > 0;
+    if (a.work > 0 && !a.log.empty() && (a.mode == "plain" || a.mode == "ckpt") &&
+        (a.mode == "plain" || !a.dir.empty()) && a.ckpt_every > 0)
+        return true;
+    std::fprintf(stderr, "%s: needs --work > 0, --log, --mode plain|ckpt (ckpt: --ckpt-dir), --ckpt-every > 0 "
+                 "(usage: %s)\n", kProg, cmdline::synopsis(kUsage).c_str());
+    return false;
 }
 
 void tick() { struct timespec ts{0, 100 * 1000 * 1000}; nanosleep(&ts, nullptr); }
@@ -140,10 +163,8 @@ int run_ckpt(const Args &a)
 int main(int argc, char **argv)
 {
     Args a;
-    if (!parse(argc, argv, a)) {
-        std::fprintf(stderr, "usage: idletime-replay-job --work SECONDS --log FILE [--mode plain|ckpt] "
-                             "[--ckpt-dir DIR] [--ckpt-every SECONDS]\n");
-        return 2;
-    }
+    int rc = 0;
+    if (cmdline::help_or_version(argc, argv, kProg, kUsage, rc)) return rc;
+    if (!parse(argc, argv, a)) return cmdline::kExitUsage;
     return a.mode == "plain" ? run_plain(a) : run_ckpt(a);
 }

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "core/cmdline.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -89,21 +91,19 @@ const std::map<std::string, Setter> &setters()
 
 }  // namespace
 
-void print_usage()
-{
-    std::cout <<
-        "usage: idletime-replay map|run --trace FILE --out DIR [options]\n"
-        "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
-        "  run: map, then replay it on the local cluster under configurations A, B, C, D and write\n"
-        "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
-        "mapping: --kind openb --window-start S --window-len S --compress F --seed N --teams K\n"
-        "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n         --sample SHARE\n"
-        "         --no-carry-over\n"
-        "run:     --configs ABCD --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
-        "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
-        "         --allow-foreign-jobs\n"
-        "exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input\n";
-}
+const char *const kUsage =
+    "Usage: idletime-replay map|run --trace FILE --out DIR [options]\n"
+    "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
+    "  run: map, then replay it on the local cluster under configurations A, B, C, D and write\n"
+    "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
+    "mapping: --kind openb --window-start S --window-len S --compress F --seed N --teams K\n"
+    "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n"
+    "         --sample SHARE --no-carry-over\n"
+    "run:     --configs ABCD --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
+    "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
+    "         --allow-foreign-jobs\n"
+    "--help, --version\n"
+    "Exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input\n";
 
 Options parse_options(int argc, char **argv)
 {
@@ -118,11 +118,14 @@ Options parse_options(int argc, char **argv)
     o.map.seed = 1;
     for (int i = 0; i < argc; i++)
         o.command_line += (i ? " " : "") + std::string(argv[i]);
-    for (int i = 1; i < argc; i++)  // `idletime-replay run --help` too
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-            print_usage();
-            std::exit(0);
-        }
+    for (int i = 1; i < argc; i++) {  // `idletime-replay run --help` too
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h")
+            std::exit(cmdline::help(kUsage));
+        if (std::string(argv[i]) == "--version")
+            std::exit(cmdline::version("idletime-replay"));
+    }
+    if (argc >= 2 && argv[1][0] == '-')
+        std::exit(cmdline::unknown_option("idletime-replay", argv[1], kUsage));
     if (argc < 2 || (std::string(argv[1]) != "map" && std::string(argv[1]) != "run"))
         bad("first argument must be 'map' or 'run'");
     o.command = argv[1];
@@ -141,7 +144,7 @@ Options parse_options(int argc, char **argv)
         }
         auto it = setters().find(a);
         if (it == setters().end())
-            bad("unknown option '" + a + "'");
+            std::exit(cmdline::unknown_option("idletime-replay", a, kUsage));
         it->second(o, v);
     }
     if (o.trace.empty() || o.out.empty())

@@ -22,6 +22,5 @@ struct Options {
 
 // Parses argv; on bad input prints one line naming the problem and exits with status 2.
 Options parse_options(int argc, char **argv);
-void print_usage();
 
 }  // namespace idletime::replay

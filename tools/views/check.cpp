@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "core/cmdline.hpp"
 #include "tools/views/cli.hpp"
 #include "tools/views/slurm_read.hpp"
 #include "views/gpu.hpp"
@@ -30,7 +31,8 @@ int parse(const std::vector<std::string> &args, Opts &o) {
     for (size_t i = 0; i < args.size(); i++) {
         std::string v;
         const std::string &a = args[i];
-        if (a == "--help") return std::cout << kUsage, -1;
+        if (a == "--help") return cmdline::help(kUsage), -1;
+        if (a == "--version") return cmdline::version(kProg), -1;
         if (a == "--json") o.json = true;
         else if (a == "--drain") o.drain = true;
         else if (a == "--no-slurm") o.no_slurm = true;
@@ -40,8 +42,10 @@ int parse(const std::vector<std::string> &args, Opts &o) {
         else if (cli::option(args, i, "--topology", v)) {
             if (v.empty()) return cli::bad(kProg, "--topology needs an hwloc XML file (lstopo --of xml)");
             o.topology = v;
-        } else
-            return cli::bad(kProg, "unknown argument \"" + a + "\" (see idletime check --help)");
+        } else if (a.size() > 1 && a[0] == '-')
+            return cmdline::unknown_option(kProg, a, kUsage);
+        else
+            return cli::bad(kProg, "unexpected argument \"" + a + "\" (see idletime check --help)");
     }
     if (!o.node_mode && (o.drain || !o.topology.empty() || o.no_slurm))
         return cli::bad(kProg, "--drain, --topology and --no-slurm need --node");

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "core/cmdline.hpp"
 #include "tools/views/cli.hpp"
 #include "tools/views/slurm_read.hpp"
 #include "views/output.hpp"
@@ -65,7 +66,8 @@ int parse(const std::vector<std::string> &args, Opts &o) {
         std::string v;
         int rc = 0;
         const std::string &a = args[i];
-        if (a == "--help") return std::cout << kUsage, -1;
+        if (a == "--help") return cmdline::help(kUsage), -1;
+        if (a == "--version") return cmdline::version(kProg), -1;
         if (a == "--json") o.json = true;
         else if (a == "--noheader" || a == "-h") o.header = false;
         else if (cli::option(args, i, "--config", v)) o.config = v;
@@ -77,8 +79,10 @@ int parse(const std::vector<std::string> &args, Opts &o) {
         else if (cli::option(args, i, "--format", v)) {
             if (v.empty()) return cli::bad(kProg, "--format needs a value, e.g. --format=\"%i %j %T\"");
             o.format = v;
-        } else
-            return cli::bad(kProg, "unknown argument \"" + a + "\" (see idletime jobs --help)");
+        } else if (a.size() > 1 && a[0] == '-')
+            return cmdline::unknown_option(kProg, a, kUsage);
+        else
+            return cli::bad(kProg, "unexpected argument \"" + a + "\" (see idletime jobs --help)");
         if (rc) return rc;
     }
     if (o.json && !o.format.empty()) return cli::bad(kProg, "--json and --format exclude each other");

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "core/cmdline.hpp"
 #include "tools/views/cli.hpp"
 #include "tools/views/slurm_read.hpp"
 #include "views/output.hpp"
@@ -24,10 +25,13 @@ int main(int argc, char **argv) {
     bool json = false;
     for (size_t i = 0; i < args.size(); i++) {
         std::string v;
-        if (args[i] == "--help") return std::cout << kUsage, 0;
+        if (args[i] == "--help") return cmdline::help(kUsage);
+        if (args[i] == "--version") return cmdline::version(kProg);
         if (args[i] == "--json") json = true;
         else if (cli::option(args, i, "--config", v)) config = v;
-        else return cli::bad(kProg, "unknown argument \"" + args[i] + "\" (allowed: --config=PATH, --json)");
+        else if (args[i].size() > 1 && args[i][0] == '-')
+            return cmdline::unknown_option(kProg, args[i], kUsage);
+        else return cli::bad(kProg, "unexpected argument \"" + args[i] + "\" (allowed: --config=PATH, --json)");
     }
     Config cfg;
     std::string err;
