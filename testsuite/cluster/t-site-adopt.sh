@@ -66,7 +66,7 @@ it_assert_eq batch "$(part "$old_run")" "partition of the site's plain job"
 G=$IC_ETC/idletime # stands for /etc/idletime
 install -d "$G"
 install -m 644 "$REPO/etc/idletime.json" "$G/idletime.json"                        # step 2
-it_assert_eq ok "$(idletime validate "$G/idletime.json" 2>&1)" "idletime validate"
+it_assert_eq "$G/idletime.json: ok (2 tenants, 5 pools, 6 quotas)" "$(idletime validate "$G/idletime.json" 2>&1)" "idletime validate"
 idletime render --section=partitions "$G/idletime.json" >"$G/partitions.conf" || it_fail "render partitions" # step 3
 idletime render --section=sacctmgr "$G/idletime.json" >"$G/acct.sh" || it_fail "render sacctmgr"
 while read -r line; do # the site's NodeName lines already match the nodes section
