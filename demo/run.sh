@@ -3,8 +3,9 @@
 # Two teams share one A100 pool (etc/demo.json: 2 nodes x 4 GPUs; team-a and team-b 4 GPUs each).
 #  1. team-a (alice): an `acceptable` job starts In Quota; two `only` training jobs borrow team-b's
 #     idle GPUs; a job with a retryable failure restarts.
-#  2. team-b (bob) submits guaranteed work: an idle-time job gets the notice, checkpoints, releases
-#     its GPUs at once and is requeued; bob's job starts within seconds.
+#  2. team-b (bob) submits guaranteed work with a plain sbatch (no -p: his quota): an idle-time job
+#     gets the notice, checkpoints, releases its GPUs at once and is requeued; bob's job starts
+#     within seconds.
 #  3. Everything finishes; the preempted job resumed from its checkpoint and its final model is
 #     bitwise equal to an uninterrupted run.
 # Exit 0 only if every one of those things happened. Usage: demo/run.sh (root; SLURM_CONF set).
@@ -76,9 +77,10 @@ check "team-a uses 8 GPUs, twice its quota of 4" [ "$(squeue -h -u alice -t R -o
 sleep 5  # let the training make progress and write checkpoints
 views "team-a borrows team-b's idle quota"
 
-say "team-b: bob submits guaranteed work needing its 4 GPUs"
+say "team-b: bob submits guaranteed work needing its 4 GPUs (plain sbatch: his quota, as README says)"
 t_submit=$(date +%s.%N)
-owner=$(submit bob owner --gres=gpu:a100:4 --quota=team-b -t 5 --export=ALL,DEMO_HOLD=30 "$here/jobs/owner.sh")
+owner=$(submit bob owner --gres=gpu:a100:4 -t 5 --export=ALL,DEMO_HOLD=30 "$here/jobs/owner.sh")
+check "bob's plain sbatch was routed to his quota partition" [ "$(field "$owner" Partition)" = quota-team-b ]
 wait_for 120 "owner job running" state_is "$owner" RUNNING
 wait_for 10 "owner job output" grep -qs '^start ' "$OUT/owner-$owner.out"
 t_start=$(sed -n 's/^start \([0-9.]*\).*/\1/p' "$OUT/owner-$owner.out")

@@ -74,6 +74,11 @@ typedef enum {
 idletime_part_kind_t idletime_partition_kind(const idletime_config_t *cfg, const char *partition,
                                              const char **owner_name);
 
+/* 1 when some quota lists ACCOUNT among its Slurm accounts, else 0 (also for NULL). */
+int idletime_account_has_quota(const idletime_config_t *cfg, const char *account);
+/* Every Slurm account of some quota, ", "-separated in config order; owned by cfg ("" if none). */
+const char *idletime_config_quota_accounts(const idletime_config_t *cfg);
+
 /* Site idle-time settings. */
 typedef struct {
 	uint32_t grace_time_s;         /* GraceTime of idle partitions, seconds */

@@ -41,9 +41,20 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"no options", {}, "team-a", nullptr, "gres:gpu:a100:2", Action::Untouched, "", ErrorKind::None},
-    {"account hint only", {"IDLETIME_ACCOUNT=team-a"}, nullptr, nullptr, nullptr, Action::Untouched, "",
+    {"no options, -p of the site", {}, "team-a", "debug", "gres:gpu:a100:2", Action::Untouched, "", ErrorKind::None},
+    {"no options, -p of a quota", {}, "team-b", "quota-team-b", nullptr, Action::Untouched, "", ErrorKind::None},
+    {"no options = none", {}, "team-a", nullptr, "gres:gpu:a100:2", Action::Apply, "quota-team-a", ErrorKind::None},
+    {"no options, one quota", {}, "team-b", nullptr, nullptr, Action::Apply, "quota-team-b", ErrorKind::None},
+    {"no options, hint", {"IDLETIME_ACCOUNT=team-x"}, nullptr, nullptr, nullptr, Action::Apply, "quota-team-x",
      ErrorKind::None},
+    {"no options, hint of two quotas", {"IDLETIME_ACCOUNT=team-a"}, nullptr, nullptr, nullptr, Action::Reject,
+     "several quotas", ErrorKind::Account},
+    {"no options, no quota", {}, "physics", nullptr, nullptr, Action::Reject,
+     "no partition given and account \"physics\" has no idletime quota; submit with -A ACCOUNT of a quota "
+     "(accounts with quotas: team-a, team-b, team-c, team-h, team-x, team-cpu) or name a partition with -p",
+     ErrorKind::Account},
+    {"no options, no account", {}, nullptr, nullptr, nullptr, Action::Reject,
+     "no partition given and the job's account is not known", ErrorKind::Account},
     {"only by account+spec", {"IDLETIME_MODE=only"}, "team-a", nullptr, "gres:gpu:a100:2", Action::Apply,
      "idle-a100-east,idle-a100-west", ErrorKind::None},
     {"acceptable", {"IDLETIME_MODE=acceptable", "IDLETIME_QUOTA=team-a"}, "team-a", nullptr, nullptr,
@@ -281,6 +292,38 @@ START_TEST(test_config_path) {
 }
 END_TEST
 
+// A plain job (no idletime option, no -p) of an account without a quota goes to the site's own
+// Default=YES partition when there is one; an idletime partition as default does not count.
+START_TEST(test_plain_default_partition) {
+    job_desc_msg_t desc;
+    std::memset(&desc, 0, sizeof(desc));
+    desc.account = const_cast<char *>("physics");
+    Submission sub = view_of(&desc);
+    ck_assert(needs_account(sub) == false && is_plain_unrouted(sub));
+    sub.default_partition = "batch";
+    ck_assert(decide(g_cfg, sub).action == Action::Untouched);
+    sub.default_partition = "quota-team-a";
+    Decision d = decide(g_cfg, sub);
+    ck_assert(d.action == Action::Reject && d.error == ErrorKind::Account);
+    sub.account.reset();  // account unknown: the site default still takes it
+    sub.default_partition = "batch";
+    ck_assert(needs_account(sub));
+    ck_assert(decide(g_cfg, sub).action == Action::Untouched);
+    sub.default_account = "team-b";  // slurmctld's DefaultAccount has a quota: routed as none
+    d = decide(g_cfg, sub);
+    ck_assert(d.action == Action::Apply && !d.notice && !d.requeue);
+    ck_assert_cxx_str_eq(d.partitions, "quota-team-b");
+    ck_assert_cxx_str_eq(d.set_account, "team-b");
+    ck_assert_uint_eq(d.job_env.size(), 2);
+    ck_assert_cxx_str_eq(d.job_env[0].second, "none");
+    ck_assert_cxx_str_eq(d.job_env[1].second, "team-b");
+    desc.partition = const_cast<char *>("batch");  // -p: never touched, no account lookup
+    sub = view_of(&desc);
+    ck_assert(!needs_account(sub) && !is_plain_unrouted(sub));
+    ck_assert(decide(g_cfg, sub).action == Action::Untouched);
+}
+END_TEST
+
 // Account precedence: -A (job_desc->account) > slurmctld's DefaultAccount > the sbatch-side hint.
 START_TEST(test_account_precedence) {
     const char *env[] = {"IDLETIME_MODE=only", "IDLETIME_ACCOUNT=team-a"};
@@ -320,6 +363,7 @@ int main() {
     tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
     tcase_add_test(tc, test_settings_written);
     tcase_add_test(tc, test_account_precedence);
+    tcase_add_test(tc, test_plain_default_partition);
     tcase_add_test(tc, test_no_config);
     tcase_add_loop_test(tc, test_job_env, 0, sizeof(kJobEnv) / sizeof(kJobEnv[0]));
     tcase_add_test(tc, test_env_set);

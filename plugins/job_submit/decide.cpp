@@ -114,9 +114,8 @@ std::vector<std::string> gpu_types(const std::vector<std::string> &tres) {
     return out;
 }
 
-Decision decide(const idletime_config_t *cfg, const Submission &sub) {
-    if (!sub.mode && !sub.quota) return Decision{};  // not an idletime job: exactly as before
-    if (!cfg) return reject(ErrorKind::NoConfig, "no valid idletime config is loaded; ask the administrator");
+// Routing of a job with idletime options, or of a plain job of a quota account (mode none).
+static Decision route(const idletime_config_t *cfg, const Submission &sub) {
     idletime_request_t req{};
     char err[512] = "";
     if (idletime_mode_parse(sub.mode ? sub.mode->c_str() : "none", &req.mode, err, sizeof(err)) != 0)
@@ -153,6 +152,29 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub) {
     d.summary = std::string("mode=") + idletime_mode_name(req.mode) + " quota=" + d.quota +
                 " account=" + (account ? *account : "?") + " partitions=" + d.partitions;
     return d;
+}
+
+bool is_plain_unrouted(const Submission &sub) { return !sub.mode && !sub.quota && !sub.partition; }
+
+bool needs_account(const Submission &sub) { return !sub.account && (sub.mode || sub.quota || !sub.partition); }
+
+Decision decide(const idletime_config_t *cfg, const Submission &sub) {
+    if (sub.mode || sub.quota) {
+        if (!cfg) return reject(ErrorKind::NoConfig, "no valid idletime config is loaded; ask the administrator");
+        return route(cfg, sub);
+    }
+    if (sub.partition || !cfg) return Decision{};  // -p of its own (or no config): exactly as before
+    const std::optional<std::string> &account =
+        sub.account ? sub.account : (sub.default_account ? sub.default_account : sub.account_hint);
+    if (account && idletime_account_has_quota(cfg, account->c_str())) return route(cfg, sub);
+    if (sub.default_partition &&
+        idletime_partition_kind(cfg, sub.default_partition->c_str(), nullptr) == IDLETIME_PART_UNKNOWN)
+        return Decision{};  // the site's own default partition takes it, as before idletime
+    const char *accounts = idletime_config_quota_accounts(cfg);
+    const std::string who = account ? "account \"" + *account + "\" has no idletime quota" : "the job's account is not known";
+    return reject(ErrorKind::Account, "no partition given and " + who +
+                                          "; submit with -A ACCOUNT of a quota (accounts with quotas: " +
+                                          (*accounts ? accounts : "none") + ") or name a partition with -p");
 }
 
 Decision decide_modify(const idletime_config_t *cfg, const char *partition, bool admin) {

@@ -20,6 +20,9 @@ struct Submission {
     // The user's DefaultAccount from slurmctld's association cache (ctld_account.h), filled by the
     // glue only for idletime jobs without an account; preferred over account_hint.
     std::optional<std::string> default_account;
+    // Slurm's Default=YES partition (slurmctld's default_part_name), filled by the glue only for
+    // jobs without idletime options and without -p.
+    std::optional<std::string> default_partition;
     std::vector<std::string> tres;                         // tres_per_job/node/socket/task
     bool batch = false;                                    // job_desc->script set (sbatch)
 };
@@ -53,6 +56,10 @@ struct Decision {
 };
 
 // cfg may be NULL (no valid config ever loaded): idletime jobs are rejected, others untouched.
+// A job without idletime options that names -p is untouched. Without -p (README: `sbatch train.sh`,
+// guaranteed only): an account with a quota is routed exactly as --idle-resources=none; an account
+// without one is left to the site's own Default=YES partition if there is one (not an idletime
+// partition), else rejected with one line naming the accounts that have quotas.
 Decision decide(const idletime_config_t *cfg, const Submission &sub);
 
 // `scontrol update job partition=...` by a non-admin. job_modify sees only the new values
@@ -64,6 +71,10 @@ Decision decide_modify(const idletime_config_t *cfg, const char *partition, bool
 
 // GPU types named in TRES strings like "gres:gpu:a100:2" (deduplicated, in order of appearance).
 std::vector<std::string> gpu_types(const std::vector<std::string> &tres);
+
+// True when the glue must fill Submission::default_account / default_partition for this job.
+bool needs_account(const Submission &sub);
+bool is_plain_unrouted(const Submission &sub);
 
 // Slurm errno for a rejection.
 int slurm_rc(ErrorKind kind);

@@ -11,11 +11,13 @@
 #include <slurm/slurm_errno.h>
 #include "plugins/spank/spank_c.h"  // slurm_info/slurm_error/slurm_debug declarations
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "plugins/job_submit/config_path.hpp"
@@ -136,6 +138,15 @@ void apply(const Decision &d, job_desc_msg_t *desc) {
     }
 }
 
+// slurmctld's Default=YES partition name (`char *default_part_name` in partition_mgr.c, exported by
+// slurmctld, not declared in public headers). job_submit runs with the partition read lock held,
+// so the name is stable while we copy it. Looked up once: the variable's address never moves.
+std::optional<std::string> site_default_partition() {
+    static char *const *name = static_cast<char *const *>(dlsym(RTLD_DEFAULT, "default_part_name"));
+    if (!name || !*name || !**name) return std::nullopt;
+    return std::string(*name);
+}
+
 double elapsed_us(const timespec &t0) {
     timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -147,12 +158,13 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     maybe_reload();
     Submission sub = view_of(desc);
-    if (!sub.account && (sub.mode || sub.quota)) {
+    if (needs_account(sub)) {
         char acct[256];
         // The job's owner (root may submit for another user), as Slurm's own association lookup.
         uint32_t owner = desc->user_id != NO_VAL ? desc->user_id : uid;
         if (idletime_ctld_default_account(owner, acct, sizeof(acct))) sub.default_account = acct;
     }
+    if (is_plain_unrouted(sub)) sub.default_partition = site_default_partition();
     Decision d = decide(g_loaded.cfg, sub);
     switch (d.action) {
     case Action::Untouched:

@@ -98,7 +98,8 @@ int submit_side(spank_t sp) {
     }
     if (step_in_allocation()) return 0;
     std::vector<std::pair<std::string, std::string>> vars = opts.control_env();
-    if (opts.routing_requested() && opts.account_hint()) {
+    // Every submission: a plain job without -p is routed by its account too (SPANK cannot see -p).
+    if (opts.account_hint()) {
         std::string acct = account_hint();
         if (!acct.empty()) vars.emplace_back(IDLETIME_ENV_ACCOUNT, acct);
     }

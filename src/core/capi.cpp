@@ -1,4 +1,5 @@
 // extern "C" shims over the core: the only place C callers meet C++; no exception leaves.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <cerrno>
@@ -13,6 +14,7 @@
 
 struct idletime_config {
     idletime::Config cfg;
+    std::string quota_accounts;  // every quota's Slurm accounts, ", "-separated, first-seen order
 };
 
 struct idletime_resolution {
@@ -48,6 +50,13 @@ int parse_into(const std::string &text, idletime_config_t **out, char *err, size
         if (errors.size() > 1) msg += " (and " + std::to_string(errors.size() - 1) + " more errors)";
         return fail(err, errlen, msg);
     }
+    std::vector<std::string> seen;
+    for (const idletime::Quota &q : c->cfg.quotas)
+        for (const std::string &a : q.accounts)
+            if (std::find(seen.begin(), seen.end(), a) == seen.end()) {
+                c->quota_accounts += (seen.empty() ? "" : ", ") + a;
+                seen.push_back(a);
+            }
     *out = c.release();
     return 0;
 }
@@ -131,6 +140,17 @@ idletime_part_kind_t idletime_partition_kind(const idletime_config_t *cfg, const
             return IDLETIME_PART_IDLE;
         }
     return IDLETIME_PART_UNKNOWN;
+}
+
+int idletime_account_has_quota(const idletime_config_t *cfg, const char *account) {
+    if (!cfg || !account) return 0;
+    for (const idletime::Quota &q : cfg->cfg.quotas)
+        if (std::find(q.accounts.begin(), q.accounts.end(), account) != q.accounts.end()) return 1;
+    return 0;
+}
+
+const char *idletime_config_quota_accounts(const idletime_config_t *cfg) {
+    return cfg ? cfg->quota_accounts.c_str() : "";
 }
 
 void idletime_config_idle_settings(const idletime_config_t *cfg, idletime_idle_settings_t *out) {

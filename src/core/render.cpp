@@ -84,6 +84,9 @@ std::string render_partitions(const Config &cfg) {
     out += "SlurmctldParameters=preempt_send_user_signal\nGresTypes=gpu\n";
     out += "AccountingStorageTRES=" + tres_list(cfg) + "\n";
     out += "AccountingStorageEnforce=associations,limits,qos\n";
+    out += "# None is Default=YES: job_submit/idletime sends a job without -p and without idletime options\n"
+           "# to its account's quota partition (as --idle-resources=none); a job of an account without a quota\n"
+           "# goes to the site's own Default=YES partition, or is refused naming the accounts with quotas.\n";
     for (const Quota &q : cfg.quotas) out += quota_line(cfg, q);
     for (const Pool &p : cfg.pools) out += idle_line(cfg, p);
     return out;

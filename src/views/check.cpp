@@ -1,5 +1,6 @@
 #include "views/check.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "core/hostlist.hpp"
@@ -158,6 +159,31 @@ void check_known_bad(Ctx &c) {
                   "idle partitions must be preemptible: PreemptMode=REQUEUE");
 }
 
+// A site partition (not rendered by idletime) that shares nodes with a pool and inherits the
+// cluster-wide PreemptMode=REQUEUE below the quota tier: adopting idletime silently made its jobs
+// preemptible by quota jobs. An explicit PreemptMode (even REQUEUE) is the site's own choice.
+void check_site_partitions(Ctx &c) {
+    Items pool_nodes;
+    for (const Pool &p : c.cfg.pools) pool_nodes.insert(p.node_names.begin(), p.node_names.end());
+    for (const PartitionInfo &p : c.have.partitions) {
+        bool ours = false;
+        for (const Quota &q : c.cfg.quotas) ours = ours || p.name == quota_partition(q);
+        for (const Pool &pool : c.cfg.pools) ours = ours || p.name == idle_partition(pool);
+        if (ours || !p.preempt_mode.empty() || c.setting("PreemptMode") == "OFF") continue;
+        if (std::strtoul(p.priority_tier.c_str(), nullptr, 10) >= c.cfg.idle.quota_priority_tier) continue;
+        std::vector<std::string> nodes;
+        std::string err;
+        if (!hostlist_expand(p.nodes, nodes, err)) continue;
+        bool shared = false;
+        for (const std::string &n : nodes) shared = shared || pool_nodes.count(n);
+        if (shared)
+            c.add(Severity::KnownBad, "partition " + p.name + " PreemptMode",
+                  "(inherits " + c.setting("PreemptMode") + ")", "OFF, or a PreemptMode of its own",
+                  "its jobs on pool nodes are preempted by quota jobs: add PreemptMode=OFF to its PartitionName "
+                  "line (or PreemptMode=REQUEUE if that is intended), then scontrol reconfigure");
+    }
+}
+
 }  // namespace
 
 std::map<std::string, std::string> parse_conf_line(const std::string &line) {
@@ -206,6 +232,7 @@ std::vector<Finding> check_cluster(const Config &cfg, const ClusterInfo &have) {
     check_accounts(c);
     check_plugins(c);
     check_known_bad(c);
+    check_site_partitions(c);
     return c.out;
 }
 

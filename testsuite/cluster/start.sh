@@ -1,19 +1,22 @@
 #!/bin/bash
 # Start the local Slurm cluster (munged, MariaDB, slurmdbd, slurmctld, one slurmd per node) on
 # loopback, configured from an idletime JSON config through `idletime render`. Idempotent.
-# Usage: start.sh [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--extra-conf FILE]...
+# Usage: start.sh [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]...
+# --no-idletime: a site before idletime (t-site-adopt): --no-plugins, and neither the rendered
+# partitions nor idletime's QOS, accounts or test users; the site's partitions come from --extra-conf.
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
 
 usage() {
-	echo "usage: $0 [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--extra-conf FILE]..." >&2
+	echo "usage: $0 [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]..." >&2
 	exit 2
 }
 
 CONFIG=
 PREFIX=${PREFIX:-/usr/local}
 PLUGINS=1
+SITE_ONLY=0
 EXTRA=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
 	--dir) IC_DIR=${2:?}; shift 2 ;;
 	--dir=*) IC_DIR=${1#*=}; shift ;;
 	--no-plugins) PLUGINS=0; shift ;;
+	--no-idletime) PLUGINS=0; SITE_ONLY=1; shift ;;
 	--extra-conf) EXTRA+=("${2:?}"); shift 2 ;;
 	--extra-conf=*) EXTRA+=("${1#*=}"); shift ;;
 	-h | --help) usage ;;
@@ -130,8 +134,10 @@ EOF
 		[ ! -f "$PLUGIN_DIR/job_submit_idletime.so" ] || echo "JobSubmitPlugins=idletime"
 		[ ! -f "$PLUGIN_DIR/spank_idletime.so" ] || echo "PlugStackConfig=$IC_ETC/plugstack.conf"
 	fi
-	echo "# ---- idletime render --section=partitions"
-	grep -v '^[[:space:]]*#' "$R/partitions" | grep -v '^[[:space:]]*$' || true
+	if [ "$SITE_ONLY" = 0 ]; then
+		echo "# ---- idletime render --section=partitions"
+		grep -v '^[[:space:]]*#' "$R/partitions" | grep -v '^[[:space:]]*$' || true
+	fi
 	echo "# ---- nodes (render --section=nodes + loopback address and port)"
 	for n in "${NODES[@]}"; do echo "${NODE_LINE[$n]}"; done
 	for f in "${EXTRA[@]}"; do
@@ -449,7 +455,12 @@ acct_done() { [ "$(cat "$IC_ETC/accounting.done" 2>/dev/null)" = "$ACCT_SUM" ]; 
 start_munged
 start_mariadbd
 start_slurmdbd
-acct_done || accounting_objects
+if [ "$SITE_ONLY" = 1 ]; then # the cluster record only: the site's accounts are its own
+	[ -n "$(sacctmgr -n -P show cluster "$IC_CLUSTER" format=cluster)" ] || sacctmgr -i add cluster "$IC_CLUSTER" >/dev/null
+	rm -f "$IC_ETC/accounting.done"
+else
+	acct_done || accounting_objects
+fi
 make_gpus
 if [ "$CHANGED" = 1 ] && [ "$NODES_CHANGED" = 1 ] && ic_running slurmctld; then
 	ic_log "nodes changed: restarting slurmctld and slurmd"
@@ -470,7 +481,7 @@ if [ "$CHANGED" = 1 ] && ic_running slurmctld && ic_ctld_up; then
 fi
 start_slurm
 wait_nodes
-if ! acct_done; then
+if [ "$SITE_ONLY" = 0 ] && ! acct_done; then
 	accounting_limits
 	echo "$ACCT_SUM" >"$IC_ETC/accounting.done"
 fi

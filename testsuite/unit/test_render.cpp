@@ -35,6 +35,16 @@ START_TEST(test_deterministic) {
 }
 END_TEST
 
+// No rendered partition is Default=YES: job_submit/idletime routes jobs without -p (issue 12).
+START_TEST(test_no_default_partition) {
+    std::string p = idletime::render_partitions(example());
+    std::istringstream lines(p);
+    for (std::string l; std::getline(lines, l);)
+        if (l.rfind("PartitionName=", 0) == 0) ck_assert_msg(l.find("Default=") == std::string::npos, "%s", l.c_str());
+    ck_assert(p.find("# None is Default=YES: job_submit/idletime sends a job without -p") != std::string::npos);
+}
+END_TEST
+
 START_TEST(test_idle_partition_accounts) {
     std::string p = idletime::render_partitions(example());
     // beta's pool admits only beta's accounts; acme's h100 pool never admits team-x.
@@ -65,6 +75,10 @@ START_TEST(test_capi) {
     ck_assert_str_eq(owner, "a100-west");
     ck_assert_int_eq(idletime_partition_kind(cfg, "quota-team-x", &owner), IDLETIME_PART_QUOTA);
     ck_assert_int_eq(idletime_partition_kind(cfg, "debug", &owner), IDLETIME_PART_UNKNOWN);
+    ck_assert_int_eq(idletime_account_has_quota(cfg, "team-a"), 1);
+    ck_assert_int_eq(idletime_account_has_quota(cfg, "physics"), 0);
+    ck_assert_int_eq(idletime_account_has_quota(cfg, nullptr), 0);
+    ck_assert_str_eq(idletime_config_quota_accounts(cfg), "team-a, team-b, team-c, team-h, team-x, team-cpu");
     idletime_idle_settings_t s;
     idletime_config_idle_settings(cfg, &s);
     ck_assert_uint_eq(s.grace_time_s, 30);
@@ -84,6 +98,7 @@ Suite *make_suite() {
     tcase_add_test(tc, test_golden);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_idle_partition_accounts);
+    tcase_add_test(tc, test_no_default_partition);
     tcase_add_test(tc, test_capi);
     suite_add_tcase(s, tc);
     return s;

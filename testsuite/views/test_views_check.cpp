@@ -104,6 +104,9 @@ START_TEST(test_each_change_found) {
         {"account", [](ClusterInfo &c) { c.accounts.erase("team-cpu"); }, "account team-cpu", Severity::Mismatch},
         {"job submit", [](ClusterInfo &c) { c.settings["JobSubmitPlugins"] = "lua"; }, "JobSubmitPlugins", Severity::Mismatch},
         {"spank", [](ClusterInfo &c) { c.plugstack_lists_spank = false; }, "PlugStackConfig", Severity::Mismatch},
+        {"site partition inherits REQUEUE", [](ClusterInfo &c) {
+             c.partitions.push_back({"batch", "a100-[1-4],cpu-[1-2]", "1", "", "0", "", "ALL", "UP"});
+         }, "partition batch PreemptMode", Severity::KnownBad},
     };
     for (auto &c : t) {
         ClusterInfo ci = agreeing();
@@ -112,6 +115,20 @@ START_TEST(test_each_change_found) {
         ck_assert_msg(has(f, c.object, c.sev), "%s: no finding for %s", c.name, c.object);
         for (const Finding &x : f) ck_assert_msg(!x.fix.empty(), "%s: finding without fix", c.name);
     }
+}
+END_TEST
+
+// Site partitions that chose their PreemptMode, sit above the quota tier or share no pool node
+// are the site's business.
+START_TEST(test_site_partitions_ok) {
+    ClusterInfo c = agreeing();
+    c.partitions.push_back({"batch", "a100-[1-4]", "1", "OFF", "0", "", "ALL", "UP"});
+    c.partitions.push_back({"scavenger", "a100-[1-4]", "1", "REQUEUE", "0", "", "ALL", "UP"});
+    c.partitions.push_back({"urgent", "a100-[1-4]", "20", "", "0", "", "ALL", "UP"});
+    c.partitions.push_back({"login", "login-[1-2]", "1", "", "0", "", "ALL", "UP"});
+    std::vector<Finding> f = check_cluster(example_config(), c);
+    for (const Finding &x : f) fprintf(stderr, "unexpected: %s: %s vs %s\n", x.object.c_str(), x.have.c_str(), x.want.c_str());
+    ck_assert_uint_eq(f.size(), 0);
 }
 END_TEST
 
@@ -130,6 +147,7 @@ Suite *make_suite() {
     tcase_add_test(t, test_agrees);
     tcase_add_test(t, test_each_change_found);
     tcase_add_test(t, test_parse_helpers);
+    tcase_add_test(t, test_site_partitions_ok);
     suite_add_tcase(s, t);
     return s;
 }
