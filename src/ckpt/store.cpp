@@ -310,7 +310,7 @@ void Store::persist(uint64_t step, const std::vector<Item> &items,
     // The lock file exists, locked, before the temporary and until after it is gone: an open()
     // elsewhere (another rank, a monitor, a restarted worker) never takes it for stale.
     const std::string tmp = ".tmp-" + step_dir_name(step) + writer_tag();
-    WriterLock lock(fd_.get(), tmp);
+    WriterLock lock(fd_.get(), dir_, tmp);
     if (::mkdirat(fd_.get(), tmp.c_str(), 0700) != 0)
         throw_errno("create " + dir_ + "/" + tmp);
     Manifest m;

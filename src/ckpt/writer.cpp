@@ -99,24 +99,25 @@ std::string writer_tag()
            std::to_string(seq.fetch_add(1));
 }
 
-WriterLock::WriterLock(int dirfd, const std::string &temp) : dirfd_(dirfd), name_(temp + ".lock")
+WriterLock::WriterLock(int dirfd, const std::string &dir, const std::string &temp)
+    : dirfd_(dirfd), name_(temp + ".lock")
 {
     const std::string pre = ".lk" + temp;
     fd_ = Fd(::openat(dirfd, pre.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                       0600));
     if (!fd_)
-        throw_errno("create writer lock " + pre);
+        throw_errno("create writer lock " + dir + "/" + pre);
     int err = try_lock(fd_.get());
     if (err && held_elsewhere(err)) {
         ::unlinkat(dirfd, pre.c_str(), 0);
-        throw Error(-EBUSY, "writer lock " + pre + " is held by another process");
+        throw Error(-EBUSY, "writer lock " + dir + "/" + pre + " is held by another process");
     }
     locked_ = err == 0;
     if (::renameat(dirfd, pre.c_str(), dirfd, name_.c_str()) != 0) {
         int e = errno;
         ::unlinkat(dirfd, pre.c_str(), 0);
         errno = e;
-        throw_errno("rename writer lock to " + name_);
+        throw_errno("rename writer lock to " + dir + "/" + name_);
     }
 }
 

@@ -22,7 +22,8 @@ public:
     // Creates "<temp>.lock" in dirfd (as ".lk-<temp>", locked, then renamed, so the lock file
     // never appears unlocked under its final name). Throws Error on I/O failure; a file system
     // without locks is not an error (locked() is then false).
-    WriterLock(int dirfd, const std::string &temp);
+    // dir: the directory's path, for messages.
+    WriterLock(int dirfd, const std::string &dir, const std::string &temp);
     ~WriterLock();
     WriterLock(const WriterLock &) = delete;
     WriterLock &operator=(const WriterLock &) = delete;
