@@ -81,7 +81,8 @@ void munge_verify(const std::string &cred, const std::string &payload, uid_t uid
     if (e == EMUNGE_CRED_REWOUND)
         throw Error(kErrClockSkew,
                     "munge credential was made in the future (clock skew between the saving "
-                    "and this host: " + reason(c, e) + "); sync the clocks (chrony/ntpd), then retry");
+                    "and this host: " + reason(c, e) +
+                        "); sync the clocks (chrony/ntpd), then retry");
     if (e != EMUNGE_SUCCESS && e != EMUNGE_CRED_EXPIRED && e != EMUNGE_CRED_REPLAYED)
         throw Error(-EPERM, "munge credential rejected: " + reason(c, e));
     if (cuid != uid)

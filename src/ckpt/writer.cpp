@@ -1,5 +1,6 @@
 #include "ckpt/writer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -195,8 +196,9 @@ void clean_temporaries(int dirfd, const std::string &dir, const std::vector<std:
             }
         } else if (n.rfind(".tmp-", 0) == 0) {
             const std::string sfx = ".lock";
-            bool lk = n.size() > sfx.size() && n.compare(n.size() - sfx.size(), sfx.size(), sfx) == 0;
-            temps.insert(lk ? n.substr(0, n.size() - sfx.size()) : n);
+            const size_t k = n.size() - std::min(n.size(), sfx.size());
+            bool lk = n.size() > sfx.size() && n.compare(k, sfx.size(), sfx) == 0;
+            temps.insert(lk ? n.substr(0, k) : n);
         }
     }
     for (const auto &t : temps) {

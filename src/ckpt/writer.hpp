@@ -1,8 +1,9 @@
 // Writer liveness for temporaries in a checkpoint directory (rules: doc/security-ckpt.md).
-// Every save holds an OFD write lock on "<temp>.lock" for its whole duration, and "<temp>.lock" exists before "<temp>" is created and after it is gone. So a
-// temporary is stale exactly when its lock file is missing or its lock can be taken; where the
-// file system has no byte-range locks, a same-host writer is judged by pid + start time and a
-// writer on another host is presumed alive.
+// Every save holds an OFD write lock on "<temp>.lock" for its whole duration, and "<temp>.lock"
+// exists before "<temp>" is created and after it is gone. So a temporary is stale exactly when
+// its lock file is missing or its lock can be taken; where the file system has no byte-range
+// locks, a same-host writer is judged by pid + start time and a writer on another host is
+// presumed alive.
 #pragma once
 
 #include <functional>
