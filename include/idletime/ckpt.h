@@ -21,9 +21,14 @@
  *   Formats: saves write "idletime-ckpt-2" (per-file XXH3-128, canonical big-endian hex as
  *   `xxhsum -H2` prints it). "idletime-ckpt-1" manifests (per-file "sha256", 64 hex) written by
  *   earlier versions are still read and verified the same way; any other format is rejected.
- *   A checkpoint is written into <dir>/.tmp-step-N-<pid>/, every file and the directory are
- *   fsynced, then it is renamed into place and <dir> is fsynced. Stale .tmp-* entries are removed
- *   on open.
+ *   A checkpoint is written into <dir>/.tmp-step-N@<host>@<pid>@<start>@<seq>/, every file and
+ *   the directory are fsynced, then it is renamed into place and <dir> is fsynced. For the whole
+ *   save the writer holds an OFD write lock (fcntl F_OFD_SETLK) on <temp>.lock, which exists
+ *   before the temporary and is removed after it. open() removes a temporary only when its
+ *   writer is gone: no lock file, or its lock can be taken; on a file system without byte-range
+ *   locks, when the name says "this host" and that pid (with that start time) has exited. So
+ *   opening a directory never deletes the in-progress save of another rank, process or host.
+ *   Pruned copies (.tmp-del-*) are always removable.
  *
  * Trust (why a non-cryptographic per-file checksum is enough)
  *   The data files live in step directories that, like <dir>, must be owned by us and not
@@ -47,8 +52,17 @@
 #ifndef IDLETIME_CKPT_H
 #define IDLETIME_CKPT_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Named errors (negative errnos like every other error; added without renumbering any).
+ * IDLETIME_CKPT_EMUNGE: munged did not answer (down, wrong IDLETIME_MUNGE_SOCKET, overloaded):
+ *   the checkpoints could not be checked. Not a verdict on them: retry when munged is back.
+ * IDLETIME_CKPT_ESKEW: a credential was made in the future by the saving host's clock (munge
+ *   EMUNGE_CRED_REWOUND): the clocks of the nodes differ; sync them (chrony/ntpd) and retry. */
+#define IDLETIME_CKPT_EMUNGE (-ENOTCONN)
+#define IDLETIME_CKPT_ESKEW (-ETIME)
 
 #ifdef __cplusplus
 extern "C" {
@@ -94,8 +108,13 @@ const char *idletime_ckpt_dir(const idletime_ckpt_t *h);
 
 /* Newest complete checkpoint: manifest parses, every file has its size and checksum, and (munge
  * required) the credential decodes to our uid and job (expired/replayed credentials count as
- * authentic). Rejected ones are logged and skipped. *step gets its step; path (may be NULL) gets
- * its directory. Returns 0, -ENOENT (none), -ERANGE (path_len too small), -EIO. */
+ * authentic). Rejected ones (planted or copied: credential of another uid, job or munge key,
+ * no credential, bad digest, corrupt files) are logged and skipped; when none is left, -ENOENT
+ * and last_error lists what was rejected. *step gets its step; path (may be NULL) gets its
+ * directory. Returns 0, -ENOENT (none), -ERANGE (path_len too small), -EIO,
+ * IDLETIME_CKPT_EMUNGE (munged unreachable) or IDLETIME_CKPT_ESKEW (clock skew): these two
+ * stop the search, nothing is skipped or changed, and last_error names the cause and the fix.
+ * A caller must not start from scratch on them: a job would silently lose its progress. */
 int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t path_len);
 
 /* ---- Saving ----
@@ -114,7 +133,7 @@ int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t 
  * (deleting is kept off the path to durability; a process killed meanwhile leaves .tmp-del-*
  * entries, removed on the next open). Errors: -EINVAL (bad name/step/order,
  * step <= newest saved), -EEXIST (duplicate name), -ENOSPC/-EIO/-EACCES... from the disk,
- * -EPROTO (munge could not sign). */
+ * -EPROTO (munge could not sign; the message says when munged was unreachable). */
 int idletime_ckpt_begin(idletime_ckpt_t *h, uint64_t step);
 int idletime_ckpt_add(idletime_ckpt_t *h, const char *name, const void *data, size_t size);
 int idletime_ckpt_commit(idletime_ckpt_t *h);
@@ -125,7 +144,7 @@ int idletime_ckpt_wait(idletime_ckpt_t *h);
 int idletime_ckpt_saving(const idletime_ckpt_t *h);
 
 /* ---- Reading a complete checkpoint (verified like latest(); -ENOENT if step is not complete
- * or was rejected) ---- */
+ * or was rejected; IDLETIME_CKPT_EMUNGE / IDLETIME_CKPT_ESKEW as in latest()) ---- */
 int idletime_ckpt_file_count(idletime_ckpt_t *h, uint64_t step, size_t *count);
 /* i-th file (manifest order); *name valid until the next call on h. size may be NULL. */
 int idletime_ckpt_file_info(idletime_ckpt_t *h, uint64_t step, size_t i, const char **name,

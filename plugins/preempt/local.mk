@@ -18,7 +18,7 @@ plugins_preempt_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm
 nodist_EXTRA_plugins_preempt_preempt_idletime_la_SOURCES = dummy.cxx
 
 # Same plugin claiming another Slurm version: slurmctld must refuse it (testsuite/cluster).
-check_LTLIBRARIES = plugins/preempt/badver/preempt_idletime.la plugins/site_factor/badver/site_factor_idletime.la
+check_LTLIBRARIES += plugins/preempt/badver/preempt_idletime.la plugins/site_factor/badver/site_factor_idletime.la
 plugins_preempt_badver_preempt_idletime_la_SOURCES = $(plugins_preempt_preempt_idletime_la_SOURCES)
 plugins_preempt_badver_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags) -DIDLETIME_PLUGIN_VERSION=0x160507
 plugins_preempt_badver_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)

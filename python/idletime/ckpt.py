@@ -9,7 +9,8 @@ import errno
 import os
 import signal
 
-__all__ = ["Checkpointer", "CheckpointError", "load_library"]
+__all__ = ["Checkpointer", "CheckpointError", "MungeUnavailableError", "ClockSkewError",
+           "load_library"]
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
@@ -21,6 +22,28 @@ class _Options(ctypes.Structure):
 
 class CheckpointError(OSError):
     """A library call failed: .errno is the positive errno, str() the library's message."""
+
+
+class MungeUnavailableError(CheckpointError):
+    """munged did not answer (down, wrong IDLETIME_MUNGE_SOCKET): checkpoints could not be checked.
+
+    errno ENOTCONN (C: IDLETIME_CKPT_EMUNGE). Not a verdict on any checkpoint: stop (exit
+    non-zero) and retry once munged is back; never start from step 0 on it.
+    """
+
+
+class ClockSkewError(CheckpointError):
+    """A checkpoint's munge credential was made in the future (the nodes' clocks differ).
+
+    errno ETIME (C: IDLETIME_CKPT_ESKEW). Sync the clocks and retry; do not start from step 0.
+    """
+
+
+_ERRORS = {errno.ENOTCONN: MungeUnavailableError, errno.ETIME: ClockSkewError}
+
+
+def _error(code, msg):
+    return _ERRORS.get(code, CheckpointError)(code, msg)
 
 
 _lib = None
@@ -105,7 +128,7 @@ class Checkpointer:
 
     def _check(self, rc):
         if rc < 0:
-            raise CheckpointError(-rc, self._message())
+            raise _error(-rc, self._message())
         return rc
 
     def _handle(self):
@@ -133,7 +156,13 @@ class Checkpointer:
 
     # -- reading --
     def latest(self):
-        """(step, path) of the newest complete checkpoint, or None."""
+        """(step, path) of the newest complete checkpoint, or None.
+
+        Planted or copied checkpoints (another uid's, job's or cluster's credential, bad digest,
+        corrupt files) are logged and skipped, as if absent. Raises MungeUnavailableError when
+        munged is unreachable and ClockSkewError on a credential from the future: then nothing
+        was skipped, and the caller must stop rather than start from scratch.
+        """
         step, path = ctypes.c_uint64(), ctypes.create_string_buffer(4096)
         rc = self._lib.idletime_ckpt_latest(self._handle(), ctypes.byref(step), path, len(path))
         if rc == -errno.ENOENT:

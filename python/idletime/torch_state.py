@@ -105,7 +105,9 @@ def save(ckpt, step, model, optimizer=None, epoch=0, batch=0, extra=None, asynch
 def restore(ckpt, model, optimizer=None):
     """Loads the newest complete checkpoint into model/optimizer and the RNGs.
 
-    Returns {"step", "epoch", "batch", "extra"} or None when there is no checkpoint.
+    Returns {"step", "epoch", "batch", "extra"} or None when there is no checkpoint. When the
+    checkpoints cannot be checked (munged unreachable, clock skew) latest() raises
+    MungeUnavailableError / ClockSkewError: let it stop the job, never train from scratch on it.
     """
     found = ckpt.latest()
     if found is None:

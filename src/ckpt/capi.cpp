@@ -163,7 +163,10 @@ int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t 
     return guard(h, [&](auto &s) {
         auto l = s.store().latest();
         if (!l)
-            throw Error(-ENOENT, "no complete checkpoint in " + s.store().dir());
+            throw Error(-ENOENT, "no complete checkpoint in " + s.store().dir() +
+                                     (s.store().rejected().empty()
+                                          ? std::string()
+                                          : " (rejected: " + s.store().rejected() + ")"));
         copy_out(s.store().step_path(*l), path, path_len);
         if (step)
             *step = *l;

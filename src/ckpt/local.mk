@@ -7,6 +7,7 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 	src/ckpt/manifest.hpp src/ckpt/manifest.cpp \
 	src/ckpt/cred.hpp src/ckpt/cred.cpp \
 	src/ckpt/store.hpp src/ckpt/store.cpp \
+	src/ckpt/writer.hpp src/ckpt/writer.cpp \
 	src/ckpt/session.hpp src/ckpt/session.cpp \
 	src/ckpt/notice.hpp src/ckpt/notice.cpp \
 	src/ckpt/capi.cpp \
@@ -33,11 +34,23 @@ testsuite_ckpt_test_async_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 testsuite_ckpt_test_async_LDADD = $(ckpt_test_ldadd)
 TESTS += testsuite/ckpt/test_async
 
+# LD_PRELOAD shim that runs a test munged with its clock ahead (clock-skew test of test_munge).
+check_LTLIBRARIES += testsuite/ckpt/libtimeshift.la
+testsuite_ckpt_libtimeshift_la_SOURCES = testsuite/ckpt/timeshift.c
+testsuite_ckpt_libtimeshift_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+testsuite_ckpt_libtimeshift_la_LIBADD = -ldl
+
 check_PROGRAMS += testsuite/ckpt/test_munge
 testsuite_ckpt_test_munge_SOURCES = testsuite/ckpt/test_munge.cpp
 testsuite_ckpt_test_munge_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 testsuite_ckpt_test_munge_LDADD = $(ckpt_test_ldadd)
 TESTS += testsuite/ckpt/test_munge
+
+check_PROGRAMS += testsuite/ckpt/test_reopen
+testsuite_ckpt_test_reopen_SOURCES = testsuite/ckpt/test_reopen.cpp
+testsuite_ckpt_test_reopen_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_reopen_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_reopen
 
 check_PROGRAMS += testsuite/ckpt/test_format
 testsuite_ckpt_test_format_SOURCES = testsuite/ckpt/test_format.cpp

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ckpt/cred.hpp"
+#include "ckpt/writer.hpp"
 
 namespace idletime::ckpt {
 namespace {
@@ -110,19 +111,7 @@ std::vector<uint64_t> Store::steps_desc() const
     return steps;
 }
 
-void Store::clean_stale()
-{
-    for (const auto &n : entries()) {
-        if (n.rfind(".tmp-", 0) != 0)
-            continue;
-        try {
-            remove_tree(fd_.get(), n);
-            log_("removed stale partial checkpoint " + dir_ + "/" + n);
-        } catch (const Error &e) {
-            log_(std::string("cannot remove stale ") + n + ": " + e.what());
-        }
-    }
-}
+void Store::clean_stale() { clean_temporaries(fd_.get(), dir_, entries(), log_); }
 
 void Store::verify_file(int sd, int format, const FileEntry &f) const
 {
@@ -194,6 +183,7 @@ Manifest Store::verify(uint64_t step) const
 
 std::optional<uint64_t> Store::latest()
 {
+    rejected_.clear();
     for (uint64_t step : steps_desc()) {
         try {
             auto m = std::make_shared<const Manifest>(verify(step));
@@ -201,9 +191,14 @@ std::optional<uint64_t> Store::latest()
             cache_[step] = std::move(m);
             return step;
         } catch (const Error &e) {
+            {
+                std::lock_guard<std::mutex> g(mu_);
+                cache_.erase(step);
+            }
+            if (infrastructure_error(e.code()))  // not a verdict on the checkpoint: stop
+                throw Error(e.code(), "checkpoint " + step_path(step) + ": " + e.what());
             log_("skipping checkpoint " + step_path(step) + ": " + e.what());
-            std::lock_guard<std::mutex> g(mu_);
-            cache_.erase(step);
+            rejected_ += (rejected_.empty() ? "" : "; ") + step_dir_name(step) + ": " + e.what();
         }
     }
     return std::nullopt;
@@ -221,6 +216,8 @@ std::shared_ptr<const Manifest> Store::complete(uint64_t step)
     try {
         m = std::make_shared<const Manifest>(verify(step));
     } catch (const Error &e) {
+        if (infrastructure_error(e.code()))
+            throw Error(e.code(), "checkpoint " + step_path(step) + ": " + e.what());
         throw Error(-ENOENT, "checkpoint " + step_path(step) + " is not complete: " + e.what());
     }
     std::lock_guard<std::mutex> g(mu_);
@@ -310,8 +307,10 @@ void Store::publish(const std::string &tmp, uint64_t step)
 void Store::persist(uint64_t step, const std::vector<Item> &items,
                     std::vector<std::string> *trash)
 {
-    const std::string tmp = ".tmp-" + step_dir_name(step) + "-" + std::to_string(::getpid());
-    remove_tree(fd_.get(), tmp);
+    // The lock file exists, locked, before the temporary and until after it is gone: an open()
+    // elsewhere (another rank, a monitor, a restarted worker) never takes it for stale.
+    const std::string tmp = ".tmp-" + step_dir_name(step) + writer_tag();
+    WriterLock lock(fd_.get(), dir_, tmp);
     if (::mkdirat(fd_.get(), tmp.c_str(), 0700) != 0)
         throw_errno("create " + dir_ + "/" + tmp);
     Manifest m;
@@ -343,6 +342,7 @@ void Store::persist(uint64_t step, const std::vector<Item> &items,
     } catch (const Error &e) {
         log_(std::string("cannot remove replaced copy: ") + e.what());
     }
+    lock.release();
     {
         std::lock_guard<std::mutex> g(mu_);
         cache_[step] = std::make_shared<const Manifest>(std::move(m));
@@ -377,7 +377,7 @@ void Store::prune(uint64_t newest, std::vector<std::string> &trash)
             continue;
         }
         const std::string name = step_dir_name(s);
-        const std::string del = ".tmp-del-" + name + "-" + std::to_string(::getpid());
+        const std::string del = ".tmp-del-" + name + writer_tag();
         try {
             if (::renameat(fd_.get(), name.c_str(), fd_.get(), del.c_str()) != 0)
                 throw_errno("rename " + name);

@@ -41,8 +41,10 @@ public:
     const StoreOptions &options() const { return opt_; }
     std::string step_path(uint64_t step) const;
 
-    // Newest complete checkpoint; rejected ones are logged and skipped.
+    // Newest complete checkpoint; rejected ones are logged and skipped (rejected() lists them).
+    // munged unreachable or clock skew: throws (cred.hpp codes) instead of skipping.
     std::optional<uint64_t> latest();
+    const std::string &rejected() const { return rejected_; }
     // Verified manifest of step (cached after the first verification); throws Error(-ENOENT).
     std::shared_ptr<const Manifest> complete(uint64_t step);
     // Commit protocol; throws Error on any failure and leaves no trace of the attempt. Old
@@ -74,6 +76,7 @@ private:
     uid_t uid_;
     std::mutex mu_;  // guards cache_ (persist runs in the background thread)
     std::map<uint64_t, std::shared_ptr<const Manifest>> cache_;
+    std::string rejected_;  // of the last latest(): "step-N: reason; ..."
 };
 
 }  // namespace idletime::ckpt

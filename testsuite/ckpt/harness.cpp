@@ -73,16 +73,31 @@ int run(const std::string &cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-void Munged::start(const std::string &tag, const char *extra_arg)
+void Munged::start(const std::string &tag, const char *extra_arg, const Munged *key_from,
+                   long clock_offset)
 {
     dir = make_temp_dir("munge-" + tag);
     chmod(dir.c_str(), 0755);  // munged refuses a 0700 socket directory
     socket = dir + "/socket";
-    ck_assert_int_eq(run("dd if=/dev/urandom of='" + dir + "/key' bs=1024 count=1 2>/dev/null && "
-                         "chmod 600 '" + dir + "/key'"), 0);
+    if (key_from)
+        ck_assert_int_eq(run("cp '" + key_from->dir + "/key' '" + dir + "/key'"), 0);
+    else
+        ck_assert_int_eq(run("dd if=/dev/urandom of='" + dir + "/key' bs=1024 count=1 "
+                             "2>/dev/null && chmod 600 '" + dir + "/key'"), 0);
+    std::string shim;
+    if (clock_offset) {
+        char *p = realpath("testsuite/ckpt/.libs/libtimeshift.so", nullptr);
+        ck_assert_msg(p, "testsuite/ckpt/.libs/libtimeshift.so not built (run from the build dir)");
+        shim = p;
+        free(p);
+    }
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
+        if (clock_offset) {
+            setenv("LD_PRELOAD", shim.c_str(), 1);
+            setenv("IDLETIME_TEST_TIME_OFFSET", std::to_string(clock_offset).c_str(), 1);
+        }
         std::string s = "--socket=" + socket, k = "--key-file=" + dir + "/key",
                     p = "--pid-file=" + dir + "/pid", l = "--log-file=" + dir + "/log",
                     seed = "--seed-file=" + dir + "/seed";

@@ -23,7 +23,10 @@ int run(const std::string &cmd);  // system(), returns exit status
 struct Munged {
     std::string dir, socket;
     pid_t pid = -1;
-    void start(const std::string &tag, const char *extra_arg = nullptr);
+    // key_from: use that munged's key (same cluster); clock_offset: run it with its clock
+    // shifted by that many seconds (LD_PRELOAD of testsuite/ckpt/.libs/libtimeshift.so).
+    void start(const std::string &tag, const char *extra_arg = nullptr,
+               const Munged *key_from = nullptr, long clock_offset = 0);
     void stop();
 };
 

@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mungetest import Munged  # noqa: E402
-from idletime import Checkpointer, CheckpointError  # noqa: E402
+from idletime import Checkpointer, CheckpointError, MungeUnavailableError  # noqa: E402
 
 MUNGED = None
 
@@ -87,6 +87,26 @@ class BindingTest(unittest.TestCase):
         with self.open(job_id="2") as c:
             self.assertIsNone(c.latest())
         self.assertTrue(any('written by job "1"' in m for m in self.log), self.log)
+
+    def test_munge_down_raises_not_skips(self):
+        with self.open() as c:
+            c.save(1, {"a": b"one"})
+        listing = sorted(os.listdir(self.dir))
+        os.environ["IDLETIME_MUNGE_SOCKET"] = os.path.join(self.base, "no-munged")
+        try:
+            with self.open() as c:
+                with self.assertRaises(MungeUnavailableError) as cm:
+                    c.latest()
+                self.assertEqual(cm.exception.errno, errno.ENOTCONN)
+                self.assertIsInstance(cm.exception, CheckpointError)
+                self.assertIn("munge unavailable", str(cm.exception))
+                self.assertIn("IDLETIME_MUNGE_SOCKET", str(cm.exception))
+        finally:
+            os.environ["IDLETIME_MUNGE_SOCKET"] = MUNGED.socket
+        self.assertEqual(sorted(os.listdir(self.dir)), listing)
+        self.assertEqual(self.log, [])
+        with self.open() as c:
+            self.assertEqual(c.latest()[0], 1)
 
     def test_errors_are_exceptions(self):
         with self.open() as c:

@@ -21,7 +21,9 @@ using namespace ckpt_test;
 
 namespace {
 
-Munged mA, mB, mShort;  // our cluster, a foreign cluster (other key), one with max TTL 1 s
+// Our cluster, a foreign cluster (other key), one with max TTL 1 s, and a node of our cluster
+// (same key) whose clock is an hour ahead.
+Munged mA, mB, mShort, mAhead;
 std::string base;
 
 void start_daemons()
@@ -29,12 +31,14 @@ void start_daemons()
     mA.start("a");
     mB.start("b");
     mShort.start("short", "--max-ttl=1");
+    mAhead.start("ahead", nullptr, &mA, 3600);
 }
 void stop_daemons()
 {
     mA.stop();
     mB.stop();
     mShort.stop();
+    mAhead.stop();
 }
 void setup()
 {
@@ -87,12 +91,17 @@ std::string saved_by(const std::string &dir, const char *job)
     return dir + "/step-000000000005";
 }
 
-// Opens our job 2222's directory and expects nothing loadable, with reason in the log.
+// Opens our job 2222's directory and expects nothing loadable, with reason in the log and in
+// latest()'s -ENOENT message (a planted copy is refused, never an error of munge itself).
 void expect_rejected(const std::string &reason)
 {
     LogSink log;
     idletime_ckpt_t *h = open_ok(base + "/ours", opts("2222", 1, &log));
-    ck_assert_msg(latest_step(h) == UINT64_MAX, "loaded a foreign checkpoint");
+    uint64_t s = 0;
+    ck_assert_int_eq(idletime_ckpt_latest(h, &s, nullptr, 0), -ENOENT);
+    ck_assert_msg(strstr(idletime_ckpt_last_error(h), reason.c_str()) &&
+                      strstr(idletime_ckpt_last_error(h), "rejected: step-000000000005"),
+                  "latest(): %s", idletime_ckpt_last_error(h));
     ck_assert_msg(log.contains(reason), "log lacks \"%s\": %s", reason.c_str(),
                   log.joined().c_str());
     idletime_ckpt_close(h);
@@ -161,6 +170,88 @@ START_TEST(munged_down_save_fails_cleanly)
     ck_assert_int_eq(idletime_ckpt_wait(h), -EPROTO);
     ck_assert(strstr(idletime_ckpt_last_error(h), "munge: cannot sign") != nullptr);
     ck_assert_uint_eq(list_dir(base + "/ck").size(), 0);
+    idletime_ckpt_close(h);
+}
+END_TEST
+
+// Names, sizes and manifests of every entry: what "untouched" means for a checkpoint dir.
+std::string snapshot(const std::string &dir)
+{
+    std::string out;
+    for (const auto &n : list_dir(dir)) {
+        out += n + "\n";
+        for (const auto &f : list_dir(dir + "/" + n))
+            out += " " + f + " " + read_file(dir + "/" + n + "/" + f).substr(0, 4096) + "\n";
+    }
+    return out;
+}
+
+// Two signed steps in base/ck, then latest() with the given socket: a distinct error that
+// names munge and the fix, nothing skipped or removed; with munged back the newest loads.
+void expect_unavailable(const std::string &sock)
+{
+    idletime_ckpt_t *h = open_ok(base + "/ck", opts("2222", 1, nullptr));
+    ck_assert_int_eq(save_step(h, 1), 0);
+    ck_assert_int_eq(save_step(h, 2), 0);
+    idletime_ckpt_close(h);
+    const std::string before = snapshot(base + "/ck");
+    setenv("IDLETIME_MUNGE_SOCKET", sock.c_str(), 1);
+    LogSink log;
+    h = open_ok(base + "/ck", opts("2222", 1, &log));
+    uint64_t s = 0;
+    ck_assert_int_eq(idletime_ckpt_latest(h, &s, nullptr, 0), IDLETIME_CKPT_EMUNGE);
+    const char *err = idletime_ckpt_last_error(h);
+    ck_assert_msg(strstr(err, "munge unavailable") && strstr(err, sock.c_str()) &&
+                      strstr(err, "IDLETIME_MUNGE_SOCKET") && !strchr(err, '\n'),
+                  "message: %s", err);
+    size_t c = 0;
+    ck_assert_int_eq(idletime_ckpt_file_count(h, 2, &c), IDLETIME_CKPT_EMUNGE);
+    ck_assert_msg(log.lines.empty(), "logged: %s", log.joined().c_str());
+    ck_assert(snapshot(base + "/ck") == before);
+    setenv("IDLETIME_MUNGE_SOCKET", mA.socket.c_str(), 1);
+    ck_assert_uint_eq(latest_step(h), 2);
+    idletime_ckpt_close(h);
+}
+
+START_TEST(munged_down_is_not_forged)
+{
+    expect_unavailable(base + "/none");
+}
+END_TEST
+
+START_TEST(wrong_socket_is_not_forged)
+{
+    write_file(base + "/not-a-socket", "x");
+    expect_unavailable(base + "/not-a-socket");
+}
+END_TEST
+
+START_TEST(munge_not_required_needs_no_munged)
+{
+    setenv("IDLETIME_MUNGE_SOCKET", (base + "/none").c_str(), 1);
+    idletime_ckpt_t *h = open_ok(base + "/ck", opts("", -1, nullptr));  // no job id: off
+    ck_assert_int_eq(save_step(h, 3), 0);
+    ck_assert_uint_eq(latest_step(h), 3);
+    idletime_ckpt_close(h);
+}
+END_TEST
+
+START_TEST(clock_skew_is_not_forged)
+{
+    setenv("IDLETIME_MUNGE_SOCKET", mAhead.socket.c_str(), 1);  // saved on the fast node
+    idletime_ckpt_t *h = open_ok(base + "/ck", opts("2222", 1, nullptr));
+    ck_assert_int_eq(save_step(h, 4), 0);
+    idletime_ckpt_close(h);
+    const std::string before = snapshot(base + "/ck");
+    setenv("IDLETIME_MUNGE_SOCKET", mA.socket.c_str(), 1);
+    LogSink log;
+    h = open_ok(base + "/ck", opts("2222", 1, &log));
+    uint64_t s = 0;
+    ck_assert_int_eq(idletime_ckpt_latest(h, &s, nullptr, 0), IDLETIME_CKPT_ESKEW);
+    const char *err = idletime_ckpt_last_error(h);
+    ck_assert_msg(strstr(err, "clock skew") && strstr(err, "sync the clocks"), "message: %s", err);
+    ck_assert_msg(log.lines.empty(), "logged: %s", log.joined().c_str());
+    ck_assert(snapshot(base + "/ck") == before);
     idletime_ckpt_close(h);
 }
 END_TEST
@@ -270,6 +361,10 @@ int main()
     tcase_add_test(t, manifest_of_other_uid_refused);
     tcase_add_test(t, foreign_cluster_and_missing_credential_refused);
     tcase_add_test(t, munged_down_save_fails_cleanly);
+    tcase_add_test(t, munged_down_is_not_forged);
+    tcase_add_test(t, wrong_socket_is_not_forged);
+    tcase_add_test(t, munge_not_required_needs_no_munged);
+    tcase_add_test(t, clock_skew_is_not_forged);
     tcase_add_test(t, sigkill_at_random_moments);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

@@ -5,6 +5,7 @@
 --on-notice ignore:  keep running (Slurm alone: the job waits for GraceTime, SIGTERM, KillWait).
 --on-notice finish:  the real work ends --finish-seconds after the notice; exit 0 (no release).
 --work-seconds S:    finish the "real work" after S seconds and exit 0 (notice or not).
+If the checkpoint directory cannot be read (munged unreachable, clock skew): one line, exit 69.
 Prints one line per event with epoch seconds: "ready <t> pid=<pid>", "notice <t> signal=<name>",
 "saved <t> step=<n> seconds=<save time>", "released <t>", "done <t>".
 """
@@ -27,10 +28,14 @@ def main():
     p.add_argument("--finish-seconds", type=float, default=2.0)
     p.add_argument("--work-seconds", type=float, default=3600)
     a = p.parse_args()
-    ck = Checkpointer()
-    sig = ck.install_notice()
+    try:
+        ck = Checkpointer()
+        sig = ck.install_notice()
+        last = ck.latest()
+    except CheckpointError as e:  # munged down, clock skew, unusable dir: never restart at 1
+        say("idletime/probe: cannot resume, stopping: %s" % e)
+        return 69
     buf = bytearray(os.urandom(1 << 20)) * a.save_mb
-    last = ck.latest()
     step = last[0] + 1 if last else 1
     say("ready %.3f pid=%d step=%d signal=%s" % (time.time(), os.getpid(), step, sig.name))
     t_end = time.time() + a.work_seconds

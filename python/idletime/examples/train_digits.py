@@ -8,6 +8,9 @@ calls release() (requeues the own Slurm job at once; skipped without SLURM_JOB_I
 When all --steps are done it writes the raw float32 parameters to --out and exits 0; the same
 arguments give bitwise-identical --out whether or not (and wherever) the run was interrupted.
 Prints one line per event: "resumed <step>", "saved <step>", "notice <step>", "done <sha256>".
+If the checkpoints cannot be checked (munged unreachable, clock skew) or the directory cannot be
+used, it prints one "idletime/train: ..." line and exits 69 (EX_UNAVAILABLE) without touching
+them, instead of silently training again from step 0.
 """
 import argparse
 import hashlib
@@ -23,6 +26,7 @@ from idletime import Checkpointer, CheckpointError  # noqa: E402
 from idletime import torch_state  # noqa: E402
 
 EXIT_PREEMPTED = 75
+EXIT_UNAVAILABLE = 69
 
 
 def parse_args():
@@ -71,9 +75,14 @@ def main():
     y = torch.tensor(digits.target, dtype=torch.long)
     batches = len(x) // a.batch_size
     model, opt = build(a.seed)
-    ck = Checkpointer(a.ckpt_dir, keep_last=a.keep_last)
-    ck.install_notice()
-    pos = torch_state.restore(ck, model, opt)
+    try:
+        ck = Checkpointer(a.ckpt_dir, keep_last=a.keep_last)
+        ck.install_notice()
+        pos = torch_state.restore(ck, model, opt)
+    except CheckpointError as e:
+        print("idletime/train: cannot resume, stopping (checkpoints left as they are): %s" % e,
+              file=sys.stderr, flush=True)
+        return EXIT_UNAVAILABLE
     step, epoch, batch = (pos["step"], pos["epoch"], pos["batch"]) if pos else (0, 0, 0)
     saved = step if pos else -1
     print("resumed %d" % step if pos else "fresh", flush=True)
