@@ -22,6 +22,7 @@
 
 #include "plugins/spank/hooks.hpp"
 #include "plugins/spank/idletime_env.h"
+#include "plugins/spank/job_key.hpp"
 
 namespace idletime::spank {
 namespace {
@@ -98,6 +99,9 @@ int submit_side(spank_t sp) {
     }
     if (step_in_allocation()) return 0;
     std::vector<std::pair<std::string, std::string>> vars = opts.control_env();
+    // Names the checkpoint directory of an interactive job; job_submit/idletime replaces it with its
+    // own (batch jobs: that one is stored with the job and survives requeues).
+    if (opts.routing_requested()) vars.emplace_back(IDLETIME_ENV_JOB_KEY, new_job_key());
     if (opts.routing_requested() && opts.account_hint()) {
         std::string acct = account_hint();
         if (!acct.empty()) vars.emplace_back(IDLETIME_ENV_ACCOUNT, acct);

@@ -5,9 +5,9 @@ src_hook_libidleslurmjob_la_SOURCES = src/hook/slurm_job.hpp src/hook/slurm_job.
 src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 
 sbin_PROGRAMS += src/hook/idletime-ft-hook
-src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp
+src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"'
-src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la \
+src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la plugins/spank/libspankcore.la \
 	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)
