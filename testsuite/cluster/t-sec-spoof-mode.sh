@@ -5,7 +5,8 @@
 #      IDLETIME_MODE/IDLETIME_IDLE_RESOURCES=only, SLURM_SPANK_IDLETIME_JOB_KEY and SLURM_JOB_USER=frank,
 #      and a step run with --idle-resources=only: nothing is created for frank; whatever a step
 #      gets is alice's own directory below <root>/alice;
-#  (b) the same variables exported at sbatch of a plain job: nothing for frank either.
+#  (b) the same variables (but IDLETIME_IDLE_RESOURCES, the option's own fallback) exported at
+#      sbatch of a plain job: nothing for frank either.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 it_begin
@@ -40,8 +41,8 @@ done
 	it_fail "job $id has directories outside alice's: $(find "$ROOT" -name "$id-*")"
 it_info "(a) plain job $id, spoofed steps: nothing for frank ($(grep -c 'CKPT=/' "$f") step(s) got an own dir of alice)"
 
-# ---- (b) at sbatch
-id=$(IT_SUBMIT_ENV="$SPOOF" it_submit alice -p quota-team-a --gres=gpu:1 -o "$OUT/spoof-mode-b-%j.out" \
+# ---- (b) at sbatch (IDLETIME_IDLE_RESOURCES there is the real option's fallback: left out)
+id=$(IT_SUBMIT_ENV="${SPOOF/IDLETIME_IDLE_RESOURCES=only /}" it_submit alice -p quota-team-a --gres=gpu:1 -o "$OUT/spoof-mode-b-%j.out" \
 	--wrap='echo "CKPT=$IDLETIME_CKPT_DIR"; echo DONE') || it_fail "sbatch (b)"
 f=$OUT/spoof-mode-b-$id.out
 wait_done "$f"
