@@ -7,8 +7,9 @@ sec_root() { jq -r .idle.checkpoint_root "$(sed -n 's/.*spank_idletime.so.*confi
 ROOT=$(sec_root)
 [ "$ROOT" = "$SEC_BASE/checkpoints" ] ||
 	it_fail "cluster runs with checkpoint_root $ROOT, not $SEC_BASE/checkpoints (start it with --config testsuite/cluster/sec-ckpt.json)"
-OUT=$IC_DIR/out
-mkdir -p "$OUT" && chmod 1777 "$OUT"
+# Outputs per test run: t-sec-jobid-reuse restarts job ids at FirstJobId, so %j names repeat.
+OUT=$IC_DIR/out/$IT_NAME.$$
+mkdir -p "$OUT" && chmod 1777 "$IC_DIR/out" "$OUT"
 # Puts the test root back the way a site has it: real directories, root-owned, 0755.
 sec_restore_root() {
 	if [ -L "$SEC_BASE" ]; then rm -f "$SEC_BASE"; fi
