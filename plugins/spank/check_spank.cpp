@@ -1,5 +1,7 @@
 // Unit tests of the SPANK plugin's Slurm-free parts: option validation, precedence, plugstack
 // arguments, control environment, checkpoint directory creation and refusal.
+#include <filesystem>  // before check.h, whose macros break libstdc++ headers
+
 #include <check.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -310,6 +312,10 @@ int main() {
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    std::error_code ec;  // the tests' directories (tmpdir(); made in forked children)
+    for (const auto &e : std::filesystem::directory_iterator(".", ec))
+        if (e.path().filename().string().rfind("check_spank.", 0) == 0 && e.is_directory(ec))
+            std::filesystem::remove_all(e.path(), ec);
     if (failed) return 1;
     if (geteuid() != 0) {
         std::fprintf(stderr, "check_spank: the checkpoint directory cases need root; reporting SKIP\n");
