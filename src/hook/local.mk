@@ -11,3 +11,10 @@ src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"'
 src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la plugins/spank/libspankcore.la \
 	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)
+
+check_PROGRAMS += src/hook/check_retention
+TESTS += src/hook/check_retention
+src_hook_check_retention_SOURCES = src/hook/check_retention.cpp src/hook/retention.cpp src/hook/retention.hpp
+src_hook_check_retention_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+src_hook_check_retention_LDADD = plugins/spank/libspankcore.la src/core/libidlecore.la $(JSONC_LIBS) \
+	$(CHECK_LIBS) $(SLURM_LIBS)
