@@ -25,6 +25,7 @@
 #include "plugins/job_submit/decide.hpp"
 #include "plugins/job_submit/env_edit.hpp"
 #include "plugins/spank/idletime_env.h"
+#include "plugins/spank/job_key.hpp"
 
 extern "C" {
 extern const char plugin_name[] = "idletime job_submit plugin";
@@ -125,7 +126,10 @@ void add_job_env(const Decision &d, job_desc_msg_t *desc) {
 
 void apply(const Decision &d, job_desc_msg_t *desc) {
     replace(&desc->partition, d.partitions);
-    add_job_env(d, desc);
+    // A fresh checkpoint directory key per submission, overwriting whatever the client sent.
+    Decision with_key = d;
+    with_key.job_env.emplace_back(IDLETIME_ENV_JOB_KEY, idletime::spank::new_job_key());
+    add_job_env(with_key, desc);
     if (!d.set_account.empty()) replace(&desc->account, d.set_account);
     if (d.requeue) desc->requeue = 1;
     if (d.notice) {

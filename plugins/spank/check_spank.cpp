@@ -1,5 +1,7 @@
 // Unit tests of the SPANK plugin's Slurm-free parts: option validation, precedence, plugstack
 // arguments, control environment, checkpoint directory creation and refusal.
+#include <filesystem>  // before check.h, whose macros break libstdc++ headers
+
 #include <check.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "plugins/spank/ckpt_dir.hpp"
+#include "plugins/spank/job_key.hpp"
 #include "plugins/spank/options.hpp"
 
 using namespace idletime::spank;
@@ -164,53 +167,119 @@ START_TEST(test_control_env) {
 }
 END_TEST
 
+// A fresh directory below the current one (the build tree: root-owned, 0755 all the way up when the
+// tests run as root; /tmp is world-writable and would be refused as a checkpoint root).
 std::string tmpdir() {
-    char tmpl[] = "/tmp/check_spank.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    char cwd[4096];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    std::string tmpl = std::string(cwd) + "/check_spank.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmpl.data()));
+    ck_assert_int_eq(chmod(tmpl.c_str(), 0755), 0);
     return tmpl;
 }
 
+std::string ensure(const std::string &root, const std::string &user, const std::string &name, uid_t uid, gid_t gid) {
+    return ckpt_dir_ensure(root, user, name, uid, gid).message;
+}
+
+START_TEST(test_ckpt_dir_name) {
+    ck_assert_string(ckpt_dir_name(42, "0123456789abcdef"), "42-0123456789abcdef");
+    ck_assert_string(ckpt_dir_name(42, "0123"), "");               // too short
+    ck_assert_string(ckpt_dir_name(42, "0123456789ABCDEF"), "");   // upper case
+    ck_assert_string(ckpt_dir_name(42, "../../../etc/x"), "");
+    unsigned long id = 0;
+    ck_assert(ckpt_dir_name_parse("42-0123456789abcdef", &id));
+    ck_assert_uint_eq(id, 42);
+    ck_assert(!ckpt_dir_name_parse("42", &id));
+    ck_assert(!ckpt_dir_name_parse("-0123456789abcdef", &id));
+    ck_assert(!ckpt_dir_name_parse("x2-0123456789abcdef", &id));
+    ck_assert(!ckpt_dir_name_parse("99999999999-0123456789abcdef", &id));
+    ck_assert_string(ckpt_dir_path("/r", "alice", "42-0123456789abcdef"), "/r/alice/42-0123456789abcdef");
+    const std::string k1 = new_job_key(), k2 = new_job_key();
+    ck_assert_msg(ckpt_dir_name(7, k1) == "7-" + k1 && k1 != k2, "keys %s %s", k1.c_str(), k2.c_str());
+}
+END_TEST
+
+START_TEST(test_ckpt_root_refused_anyone) {
+    CkptResult r;
+    ck_assert_int_lt(ckpt_root_open("relative/x", true, r), 0);
+    ck_assert(r.error == CkptError::Root);
+    // /tmp is sticky and world-writable: refused as a component, whatever is below it.
+    ck_assert_int_lt(ckpt_root_open("/tmp/idletime-check-never-created/ckpt", true, r), 0);
+    ck_assert_msg(r.message.find("/tmp is writable by group or others (mode 1777)") != std::string::npos, "%s",
+                  r.message.c_str());
+    struct stat st;
+    ck_assert_int_ne(stat("/tmp/idletime-check-never-created", &st), 0);
+    ck_assert_msg(!ensure("/x", "..", "1-0123456789abcdef", getuid(), getgid()).empty(), "'..' accepted");
+}
+END_TEST
+
+// The rest needs root (components must be root-owned).
 START_TEST(test_ckpt_dir_create) {
     std::string root = tmpdir() + "/spool/idletime/ckpt";  // parents are created too
-    std::string err = ckpt_dir_ensure(root, "alice", "42", getuid(), getgid());
+    std::string err = ensure(root, "alice", "42-0123456789abcdef", 1000, 1000);
     ck_assert_msg(err.empty(), "%s", err.c_str());
     struct stat st;
-    ck_assert_int_eq(stat((root + "/alice/42").c_str(), &st), 0);
+    ck_assert_int_eq(stat((root + "/alice/42-0123456789abcdef").c_str(), &st), 0);
     ck_assert_int_eq(st.st_mode & 07777, 0700);
-    ck_assert_int_eq(st.st_uid, getuid());
-    ck_assert_int_eq(stat((root + "/alice").c_str(), &st), 0);
-    ck_assert_int_eq(st.st_mode & 07777, 0700);
-    // Same job id again (a requeue): same directory, still fine.
-    ck_assert_string(ckpt_dir_ensure(root, "alice", "42", getuid(), getgid()), "");
-    ck_assert_string(ckpt_dir_path(root, "alice", "42"), root + "/alice/42");
+    ck_assert_int_eq(st.st_uid, 1000);
+    ck_assert_int_eq(stat((root + "/alice").c_str(), &st), 0);  // root's: nobody can swap the job dir
+    ck_assert_int_eq(st.st_mode & 07777, 0755);
+    ck_assert_int_eq(st.st_uid, 0);
+    ck_assert_int_eq(stat(root.c_str(), &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, 0755);
+    ck_assert_int_eq(st.st_uid, 0);
+    // Same directory again (a requeue): still fine.
+    ck_assert_string(ensure(root, "alice", "42-0123456789abcdef", 1000, 1000), "");
 }
 END_TEST
 
-START_TEST(test_ckpt_dir_refuse) {
+START_TEST(test_ckpt_root_components) {
     std::string base = tmpdir();
-    std::string root = base + "/ckpt";
-    ck_assert_int_eq(mkdir(root.c_str(), 0755), 0);
-    ck_assert_int_eq(symlink(base.c_str(), (root + "/bob").c_str()), 0);
-    std::string err = ckpt_dir_ensure(root, "bob", "7", getuid(), getgid());
-    ck_assert_msg(err.find("refusing") == 0, "symlink accepted: %s", err.c_str());
-    ck_assert_msg(!ckpt_dir_ensure(root, "..", "7", getuid(), getgid()).empty(), "'..' accepted");
-    ck_assert_msg(!ckpt_dir_ensure("relative", "a", "7", getuid(), getgid()).empty(), "relative root accepted");
-    ck_assert_int_eq(chmod(root.c_str(), 0777), 0);
-    err = ckpt_dir_ensure(root, "carol", "7", getuid(), getgid());
-    ck_assert_msg(err.find("world-writable") != std::string::npos, "%s", err.c_str());
+    ck_assert_int_eq(mkdir((base + "/real").c_str(), 0755), 0);
+    ck_assert_int_eq(symlink((base + "/real").c_str(), (base + "/link").c_str()), 0);
+    CkptResult r = ckpt_dir_ensure(base + "/link/ckpt", "bob", "7-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(r.error == CkptError::Root && r.message.find(base + "/link is a symlink") != std::string::npos,
+                  "%s", r.message.c_str());
+    struct stat st;
+    ck_assert_int_ne(stat((base + "/real/ckpt").c_str(), &st), 0);  // nothing created through the link
+    ck_assert_int_eq(chown((base + "/real").c_str(), 1000, 1000), 0);
+    r = ckpt_dir_ensure(base + "/real/ckpt", "bob", "7-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(r.message.find("is owned by uid 1000, not root") != std::string::npos, "%s", r.message.c_str());
+    ck_assert_int_eq(chown((base + "/real").c_str(), 0, 0), 0);
+    ck_assert_int_eq(chmod((base + "/real").c_str(), 01777), 0);
+    r = ckpt_dir_ensure(base + "/real/ckpt", "bob", "7-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(r.message.find("writable by group or others (mode 1777)") != std::string::npos, "%s",
+                  r.message.c_str());
+    ck_assert_int_eq(chmod((base + "/real").c_str(), 0775), 0);
+    r = ckpt_dir_ensure(base + "/real/ckpt", "bob", "7-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(r.message.find("(mode 0775)") != std::string::npos, "%s", r.message.c_str());
+    ck_assert_int_ne(stat((base + "/real/ckpt").c_str(), &st), 0);
 }
 END_TEST
 
-// Needs root: a directory owned by another uid must be refused, never adopted.
+// A directory owned by another uid, or a symlink, is refused, never adopted.
 START_TEST(test_ckpt_dir_foreign_owner) {
     std::string root = tmpdir() + "/ckpt";
-    ck_assert_string(ckpt_dir_ensure(root, "dave", "1", 1000, 1000), "");
-    ck_assert_int_eq(mkdir((root + "/dave/9").c_str(), 0700), 0);  // planted by root (uid 0)
-    std::string err = ckpt_dir_ensure(root, "dave", "9", 1000, 1000);
+    ck_assert_string(ensure(root, "dave", "1-0123456789abcdef", 1000, 1000), "");
+    ck_assert_int_eq(mkdir((root + "/dave/9-0123456789abcdef").c_str(), 0700), 0);  // planted (uid 0)
+    std::string err = ensure(root, "dave", "9-0123456789abcdef", 1000, 1000);
     ck_assert_msg(err.find("owned by uid 0, not the job's uid 1000") != std::string::npos, "%s", err.c_str());
+    ck_assert_int_eq(symlink("/etc", (root + "/dave/8-0123456789abcdef").c_str()), 0);
+    err = ensure(root, "dave", "8-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(err.find("is a symlink or not a directory") != std::string::npos, "%s", err.c_str());
+    // A user directory of another uid is refused with the fix; the user's own (older layout) is used.
     ck_assert_int_eq(chown((root + "/dave").c_str(), 2000, 2000), 0);
-    err = ckpt_dir_ensure(root, "dave", "1", 1000, 1000);
-    ck_assert_msg(err.find("owned by uid 2000") != std::string::npos, "%s", err.c_str());
+    err = ensure(root, "dave", "1-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(err.find("owned by uid 2000, not root; fix: chown root:root") != std::string::npos, "%s",
+                  err.c_str());
+    ck_assert_int_eq(chown((root + "/dave").c_str(), 1000, 1000), 0);
+    ck_assert_int_eq(chmod((root + "/dave").c_str(), 0700), 0);
+    ck_assert_string(ensure(root, "dave", "2-0123456789abcdef", 1000, 1000), "");
+    ck_assert_int_eq(chmod((root + "/dave").c_str(), 0777), 0);
+    err = ensure(root, "dave", "3-0123456789abcdef", 1000, 1000);
+    ck_assert_msg(err.find("writable by group or others") != std::string::npos, "%s", err.c_str());
+    ck_assert_msg(!ensure(root, "root", "1-0123456789abcdef", 0, 0).empty(), "uid 0 accepted");
 }
 END_TEST
 
@@ -223,11 +292,13 @@ Suite *spank_suite() {
     tcase_add_test(tc, test_control_env);
     suite_add_tcase(s, tc);
     TCase *dir = tcase_create("ckpt_dir");
-    tcase_add_test(dir, test_ckpt_dir_create);
-    tcase_add_test(dir, test_ckpt_dir_refuse);
+    tcase_add_test(dir, test_ckpt_dir_name);
+    tcase_add_test(dir, test_ckpt_root_refused_anyone);
     suite_add_tcase(s, dir);
     if (geteuid() == 0) {
         TCase *root = tcase_create("ckpt_dir_root");
+        tcase_add_test(root, test_ckpt_dir_create);
+        tcase_add_test(root, test_ckpt_root_components);
         tcase_add_test(root, test_ckpt_dir_foreign_owner);
         suite_add_tcase(s, root);
     }
@@ -241,9 +312,13 @@ int main() {
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    std::error_code ec;  // the tests' directories (tmpdir(); made in forked children)
+    for (const auto &e : std::filesystem::directory_iterator(".", ec))
+        if (e.path().filename().string().rfind("check_spank.", 0) == 0 && e.is_directory(ec))
+            std::filesystem::remove_all(e.path(), ec);
     if (failed) return 1;
     if (geteuid() != 0) {
-        std::fprintf(stderr, "check_spank: the foreign-owner case needs root; reporting SKIP\n");
+        std::fprintf(stderr, "check_spank: the checkpoint directory cases need root; reporting SKIP\n");
         return 77;
     }
     return 0;

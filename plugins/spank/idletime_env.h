@@ -17,10 +17,14 @@
 #define IDLETIME_ENV_MODE "IDLETIME_MODE"       /* none|acceptable|only */
 #define IDLETIME_ENV_QUOTA "IDLETIME_QUOTA"     /* quota name */
 #define IDLETIME_ENV_ACCOUNT "IDLETIME_ACCOUNT" /* account when job_desc->account is NULL */
+/* Per-submission nonce (16 hex digits): job_submit/idletime overwrites the client's; names the
+ * checkpoint directory <jobid>-<key> so a reused job id never finds another job's checkpoints. */
+#define IDLETIME_ENV_JOB_KEY "IDLETIME_JOB_KEY"
 
 /* Job environment only (SPANK remote context). */
 #define IDLETIME_ENV_PREEMPTIBLE "IDLETIME_PREEMPTIBLE"     /* "1" in an idle partition, else "0" */
-#define IDLETIME_ENV_CKPT_DIR "IDLETIME_CKPT_DIR"           /* <checkpoint_root>/<user>/<jobid> */
+#define IDLETIME_ENV_CKPT_DIR "IDLETIME_CKPT_DIR"           /* <checkpoint_root>/<user>/<jobid>-<key> */
+#define IDLETIME_ENV_CKPT_DIR_ERROR "IDLETIME_CKPT_DIR_ERROR" /* why IDLETIME_CKPT_DIR is unset */
 #define IDLETIME_ENV_RESTART_COUNT "IDLETIME_RESTART_COUNT" /* times the job was requeued (S_SLURM_RESTART_COUNT) */
 #define IDLETIME_ENV_CKPT_SIGNAL "IDLETIME_CKPT_SIGNAL"     /* signal name without SIG, e.g. USR1 */
 #define IDLETIME_ENV_GRACE_TIME "IDLETIME_GRACE_TIME"       /* seconds */

@@ -2,7 +2,15 @@
 // library read, and the per-job checkpoint directory. Values chosen at submission come back as
 // SLURM_SPANK_<var> (sbatch/salloc copy the job control environment into the job's environment,
 // also with --export=NONE), so precedence is decided once, at submission.
+//
+// Trust: root acts for the job's user only, and knows who that is from Slurm alone: S_JOB_UID,
+// S_JOB_GID, S_JOB_ID (from the job credential) and getpwuid_r. Every environment variable read here
+// (SLURM_SPANK_IDLETIME_*, SLURM_JOB_PARTITION/ACCOUNT) can be set by the job's user in an srun
+// step, so it only decides things confined to that user: whether the user's own checkpoint
+// directory is made, the name of that directory below <root>/<their name>, and the values exported
+// back into their own job. See doc/security-spank.md.
 #include <pwd.h>
+#include <unistd.h>
 #include "plugins/spank/spank_c.h"
 
 #include <memory>
@@ -28,8 +36,8 @@ std::optional<std::string> submitted(spank_t sp, int index) {
     return std::nullopt;
 }
 
-std::string job_user(spank_t sp, uid_t uid) {
-    if (std::optional<std::string> u = job_getenv(sp, "SLURM_JOB_USER"); u && !u->empty()) return *u;
+// The name of the job's uid from the password database; never SLURM_JOB_USER (the user sets it).
+std::string job_user(uid_t uid) {
     std::vector<char> buf(16384);
     struct passwd pw, *res = nullptr;
     if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &res) != 0 || !res) return "";
@@ -49,6 +57,13 @@ std::string resolved_quota(const idletime_config_t *cfg, spank_t sp, const std::
     return q;
 }
 
+// The job's own per-job directory key, stamped by job_submit/idletime at submission (by the client
+// for interactive jobs); stored in the batch job's environment, so a requeue keeps it.
+std::string job_key(spank_t sp) {
+    std::optional<std::string> k = job_getenv(sp, "SLURM_SPANK_" IDLETIME_ENV_JOB_KEY);
+    return k ? *k : "";
+}
+
 void add_ckpt_dir(spank_t sp, const idletime_idle_settings_t &s, Vars &vars) {
     uid_t uid;
     gid_t gid;
@@ -58,13 +73,24 @@ void add_ckpt_dir(spank_t sp, const idletime_idle_settings_t &s, Vars &vars) {
         slurm_error("idletime/spank: cannot read the job's uid/gid/id; no %s", IDLETIME_ENV_CKPT_DIR);
         return;
     }
-    std::string user = job_user(sp, uid), id = std::to_string(jobid);
-    std::string err = ckpt_dir_ensure(s.checkpoint_root, user, id, uid, gid);
-    if (!err.empty()) {
-        slurm_error("idletime/spank: job %u: %s; %s not set", jobid, err.c_str(), IDLETIME_ENV_CKPT_DIR);
+    const std::string user = job_user(uid), name = ckpt_dir_name(jobid, job_key(sp));
+    std::string err;
+    if (user.empty())
+        err = "uid " + std::to_string(uid) + " has no name in the password database";
+    else if (name.empty())
+        err = "the job has no valid " + std::string(IDLETIME_ENV_JOB_KEY) + " (8-32 hex digits; job_submit/idletime sets it)";
+    CkptResult r;
+    if (err.empty()) r = ckpt_dir_ensure(s.checkpoint_root, user, name, uid, gid);
+    if (err.empty() && r.error == CkptError::None) {
+        vars.emplace_back(IDLETIME_ENV_CKPT_DIR, ckpt_dir_path(s.checkpoint_root, user, name));
+        spank_unsetenv(sp, IDLETIME_ENV_CKPT_DIR_ERROR);  // a step inherits the batch step's
         return;
     }
-    vars.emplace_back(IDLETIME_ENV_CKPT_DIR, ckpt_dir_path(s.checkpoint_root, user, id));
+    if (err.empty()) err = r.message;
+    slurm_error("idletime/spank: job %u: %s; %s not set", jobid, err.c_str(), IDLETIME_ENV_CKPT_DIR);
+    // Why, for the job: task_side prints it on the first task's stderr.
+    vars.emplace_back(IDLETIME_ENV_CKPT_DIR_ERROR,
+                      r.error == CkptError::Root ? "the site's checkpoint_root is unsafe (see slurmd's log)" : err);
 }
 
 void add_config_vars(spank_t sp, const idletime_config_t *cfg, const std::string &mode, bool have_quota, Vars &vars) {
@@ -118,6 +144,14 @@ int job_side(spank_t sp) {
 // S_SLURM_RESTART_COUNT reads a field 22.05's slurmstepd never fills for batch jobs: so per task.
 int task_side(spank_t sp) {
     if (!job_getenv(sp, IDLETIME_ENV_MODE)) return 0;  // not an idletime job
+    uint32_t rank = 1;
+    std::optional<std::string> why = job_getenv(sp, IDLETIME_ENV_CKPT_DIR_ERROR);
+    if (why && spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) == ESPANK_SUCCESS && rank == 0) {
+        // Runs in the task as the user, with the job's stderr already open.
+        std::string line = "idletime: no checkpoint directory (" IDLETIME_ENV_CKPT_DIR " unset): " + *why + "\n";
+        ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());
+        (void)ignored;
+    }
     std::optional<std::string> restarts = job_getenv(sp, "SLURM_RESTART_COUNT");
     const std::string value = restarts && !restarts->empty() ? *restarts : "0";
     if (spank_setenv(sp, IDLETIME_ENV_RESTART_COUNT, value.c_str(), 1) != ESPANK_SUCCESS)

@@ -18,7 +18,7 @@ EXTRA_DIST += plugins/spank/spank_idletime.map
 noinst_LTLIBRARIES += plugins/spank/libspankcore.la
 plugins_spank_libspankcore_la_SOURCES = \
 	plugins/spank/options.cpp plugins/spank/options.hpp \
-	plugins/spank/ckpt_dir.cpp plugins/spank/ckpt_dir.hpp
+	plugins/spank/ckpt_dir.cpp plugins/spank/ckpt_dir.hpp plugins/spank/job_key.hpp
 
 check_PROGRAMS += plugins/spank/check_spank
 TESTS += plugins/spank/check_spank

@@ -22,6 +22,7 @@
 
 #include "plugins/spank/hooks.hpp"
 #include "plugins/spank/idletime_env.h"
+#include "plugins/spank/job_key.hpp"
 
 namespace idletime::spank {
 namespace {
@@ -98,6 +99,14 @@ int submit_side(spank_t sp) {
     }
     if (step_in_allocation()) return 0;
     std::vector<std::pair<std::string, std::string>> vars = opts.control_env();
+    // Names the checkpoint directory of an interactive job; job_submit/idletime replaces it with its
+    // own (batch jobs: that one is stored with the job and survives requeues).
+    if (opts.routing_requested()) {
+        vars.emplace_back(IDLETIME_ENV_JOB_KEY, new_job_key());
+        // srun launching its own job builds the step's environment from its own, without the job
+        // control environment (measured on 22.05): put the key there as sbatch/salloc would.
+        setenv(("SLURM_SPANK_" + std::string(IDLETIME_ENV_JOB_KEY)).c_str(), vars.back().second.c_str(), 1);
+    }
     // Every submission: a plain job without -p is routed by its account too (SPANK cannot see -p).
     if (opts.account_hint()) {
         std::string acct = account_hint();

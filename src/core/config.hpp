@@ -50,6 +50,9 @@ struct IdleSettings {
     int checkpoint_signo = 10;            // SIGUSR1
     bool requeue = true;                  // preempted idle-time jobs are requeued, not cancelled
     std::string checkpoint_root = "/var/spool/idletime/checkpoints";
+    // Seconds a job's checkpoint directory is kept once the job has ended (removed by the
+    // EpilogSlurmctld hook, src/hook/retention.cpp); 0 = never removed.
+    uint32_t checkpoint_retention_s = 3 * 86400;
     uint32_t quota_priority_tier = 10;    // PriorityTier of quota partitions
     uint32_t idle_priority_tier = 1;      // PriorityTier of idle partitions; must be lower
     std::string idle_qos = "idle";        // QOS of every idle partition

@@ -63,7 +63,7 @@ void parse_quota(JsonReader &r, json_object *o, const std::string &p, Config &cf
 }
 
 void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSettings &s) {
-    if (!r.object(o, p, {"grace_time", "checkpoint_signal", "requeue", "checkpoint_root",
+    if (!r.object(o, p, {"grace_time", "checkpoint_signal", "requeue", "checkpoint_root", "checkpoint_retention",
                          "quota_priority_tier", "idle_priority_tier", "idle_qos", "min_run_time"}))
         return;
     r.u32(o, p, "grace_time", s.grace_time_s, false, 86400);
@@ -80,6 +80,7 @@ void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSetting
     r.str(o, p, "checkpoint_root", s.checkpoint_root, false);
     if (!s.checkpoint_root.empty() && s.checkpoint_root[0] != '/')
         r.error(p + ".checkpoint_root", "must be an absolute path");
+    r.u32(o, p, "checkpoint_retention", s.checkpoint_retention_s, false, 366 * 86400);
     r.u32(o, p, "quota_priority_tier", s.quota_priority_tier, false, 65533);
     r.u32(o, p, "idle_priority_tier", s.idle_priority_tier, false, 65533);
     r.str(o, p, "idle_qos", s.idle_qos, false);

@@ -18,6 +18,7 @@
 
 #include "core/cmdline.hpp"
 #include "core/config.hpp"
+#include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
@@ -378,6 +379,8 @@ int main(int argc, char **argv) {
         const bool have = snapshot(o.job_id, o.snapshot_s, job);
         if (!o.foreground) detach();
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
+        // Checkpoint directories of ended jobs (the job's owner as slurmctld reports it).
+        retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
         return run(o, job);
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());

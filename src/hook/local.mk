@@ -5,9 +5,16 @@ src_hook_libidleslurmjob_la_SOURCES = src/hook/slurm_job.hpp src/hook/slurm_job.
 src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 
 sbin_PROGRAMS += src/hook/idletime-ft-hook
-src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp
+src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"'
-src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la \
+src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la plugins/spank/libspankcore.la \
 	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)
+
+check_PROGRAMS += src/hook/check_retention
+TESTS += src/hook/check_retention
+src_hook_check_retention_SOURCES = src/hook/check_retention.cpp src/hook/retention.cpp src/hook/retention.hpp
+src_hook_check_retention_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+src_hook_check_retention_LDADD = plugins/spank/libspankcore.la src/core/libidlecore.la $(JSONC_LIBS) \
+	$(CHECK_LIBS) $(SLURM_LIBS)

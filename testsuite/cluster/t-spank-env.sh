@@ -1,11 +1,13 @@
 #!/bin/bash
 # The job environment spank/idletime exports, seen by real batch jobs:
 #  (a) an `only` job: IDLETIME_MODE/PREEMPTIBLE=1/PARTITION_KIND=idle/CKPT_SIGNAL/GRACE_TIME/
-#      RESTART_COUNT=0 and IDLETIME_CKPT_DIR=<root>/alice/<jobid>, a directory owned by alice, 0700;
+#      RESTART_COUNT=0 and IDLETIME_CKPT_DIR=<root>/alice/<jobid>-<key>, a directory owned by alice,
+#      0700 (<key>: 16 hex digits job_submit/idletime stamps at submission);
 #      after a requeue the same job sees RESTART_COUNT=1 and the same directory;
 #  (b) a `none` job with --quota: PREEMPTIBLE=0, PARTITION_KIND=quota, IDLETIME_QUOTA=team-a;
 #  (c) a job without idletime options: no IDLETIME_* variable at all;
-#  (d) a checkpoint directory planted by another user for the job id is refused (no CKPT_DIR);
+#  (d) directories planted by another user under the job's id (the old <root>/<user>/<jobid> names)
+#      are never handed out: the job gets its own <jobid>-<key> directory, alice's;
 #  (e) no --quota, account team-a (quotas team-a and team-h): the quota job_submit resolved from
 #      the GPU spec reaches the job (a100 -> team-a, h100 -> team-h).
 # shellcheck source=lib.sh
@@ -32,7 +34,8 @@ it_assert_eq 1 "$(var "$f" IDLETIME_PREEMPTIBLE)" "IDLETIME_PREEMPTIBLE in $(it_
 it_assert_eq idle "$(var "$f" IDLETIME_PARTITION_KIND)" "IDLETIME_PARTITION_KIND"
 it_assert_eq USR1 "$(var "$f" IDLETIME_CKPT_SIGNAL)" "IDLETIME_CKPT_SIGNAL"
 it_assert_eq 30 "$(var "$f" IDLETIME_GRACE_TIME)" "IDLETIME_GRACE_TIME"
-it_assert_eq "$ROOT/alice/$id" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR"
+dir=$(var "$f" IDLETIME_CKPT_DIR)
+[[ $dir =~ ^$ROOT/alice/$id-[0-9a-f]{16}$ ]] || it_fail "IDLETIME_CKPT_DIR=$dir, want $ROOT/alice/$id-<16 hex digits>"
 grep -qx "DIR alice 700" "$f" || it_fail "checkpoint dir not alice's with mode 700: $(grep ^DIR "$f")"
 scontrol requeue "$id" || it_fail "scontrol requeue $id"
 # A requeued job waits for BeginTime (+121 s); once it is PENDING, root moves that to now.
@@ -40,7 +43,7 @@ it_wait_state "$id" PENDING 60 || it_fail "requeued job $id is not PENDING"
 it_release_requeue_delay "$id" || it_fail "cannot reset StartTime of $id"
 wait_out "$f" 1
 [ "$(grep -c '^IDLETIME_CKPT_DIR=' "$f")" = 2 ] || it_fail "expected two runs in $f"
-it_assert_eq "$ROOT/alice/$id" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR after requeue"
+it_assert_eq "$dir" "$(var "$f" IDLETIME_CKPT_DIR)" "IDLETIME_CKPT_DIR after requeue"
 it_info "(a) job $id: $(grep ^IDLETIME_ "$f" | sort -u | tr '\n' ' ')"
 it_cleanup_jobs || it_fail "jobs of (a) did not end"
 
@@ -70,11 +73,12 @@ id=$(it_submit alice --idle-resources=only --gres=gpu:a100:1 -o "$OUT/env-d-%j.o
 f=$OUT/env-d-$id.out
 wait_out "$f" 0
 [ "$id" -lt $((next + 5)) ] || it_fail "job id $id outside the planted range $next..$((next + 4))"
-[ -z "$(var "$f" IDLETIME_CKPT_DIR)" ] || it_fail "planted directory handed to the job: $(var "$f" IDLETIME_CKPT_DIR)"
-grep -q "refusing $ROOT/alice/$id: it exists owned by uid $(id -u bob)" "$IC_LOGD"/slurmd-*.log ||
-	it_fail "no refusal logged for $ROOT/alice/$id"
+dir=$(var "$f" IDLETIME_CKPT_DIR)
+[[ $dir =~ ^$ROOT/alice/$id-[0-9a-f]{16}$ ]] || it_fail "(d) IDLETIME_CKPT_DIR=$dir"
+grep -qx "DIR alice 700" "$f" || it_fail "(d) checkpoint dir not alice's with mode 700: $(grep ^DIR "$f")"
+it_assert_eq "bob 777" "$(stat -c '%U %a' "$ROOT/alice/$id")" "(d) planted directory $ROOT/alice/$id"
 for i in 0 1 2 3 4; do rm -rf "${ROOT:?}/alice/$((next + i))"; done
-it_info "(d) job $id: directory planted by bob refused and logged, no IDLETIME_CKPT_DIR"
+it_info "(d) job $id: directories planted by bob left alone, the job got its own $dir"
 it_cleanup_jobs || it_fail "jobs of (d) did not end"
 
 # ---- (e)

@@ -106,9 +106,13 @@ def case_planted(d):
     expect_error("planted", lambda: opener(d), errno.EPERM, [d, "owned by uid"])
 
 
-def case_env():
+def case_env(planted):
+    """spank/idletime gave the job its own directory (<jobid>-<key>), never the planted one."""
     d = os.environ.get("IDLETIME_CKPT_DIR")
-    report("env-unset", d is None, "IDLETIME_CKPT_DIR=%s" % d)
+    planted = (planted or "").replace("{job}", os.environ.get("SLURM_JOB_ID", ""))
+    own = d is not None and d != planted and os.path.isdir(d) and not os.path.islink(d) \
+        and os.stat(d).st_uid == os.getuid()
+    report("env-own", own, "IDLETIME_CKPT_DIR=%s planted=%s" % (d, planted))
 
 
 def main():
@@ -122,7 +126,8 @@ def main():
     c = sub.add_parser("check")
     for name in ("missing", "unwritable", "full", "corrupt", "copied", "planted"):
         c.add_argument("--" + name)
-    c.add_argument("--env", action="store_true", help="IDLETIME_CKPT_DIR must be unset")
+    c.add_argument("--env", action="store_true",
+                   help="IDLETIME_CKPT_DIR must be the job's own directory, not --planted's")
     a = p.parse_args()
     if a.cmd == "save":
         with Checkpointer(a.dir, job_id=a.job_id) as ck:
@@ -139,7 +144,7 @@ def main():
             except CheckpointError as e:
                 report(name, False, "unexpected error: %s" % e)
     if a.env:
-        case_env()
+        case_env(a.planted)
     print("alive", flush=True)
     return 1 if FAILED else 0
 
