@@ -2,7 +2,8 @@
  * sched.h - C API of the idletime scheduling policy used by preempt/idletime and
  * site_factor/idletime (thin C plugins inside slurmctld).
  *
- * Nothing here does I/O except idletime_sched_load (reads the config file once).
+ * Nothing here does I/O except idletime_sched_load (reads the config file once); the plugins
+ * call it outside slurmctld's locks and swap the result in with idletime_sched_take_config.
  * No function throws, aborts or blocks. Times are unix seconds, GPU counts whole
  * GPUs of the whole job. An idletime_sched_t is not thread-safe: callers serialise
  * (the plugins hold a mutex; slurmctld calls them under its job write lock anyway).
@@ -49,6 +50,9 @@ void idletime_sched_free(idletime_sched_t *s);
 int idletime_sched_load(idletime_sched_t *s, const char *config_path, const char *min_run_time, char *err,
                         size_t errlen);
 int idletime_sched_has_config(const idletime_sched_t *s); /* 1 after a successful load */
+/* dst takes src's config and settings (src loaded off-lock by a watcher thread); dst's victim
+ * candidates stay, its borrowing snapshot is dropped. RET 0, -1 on NULL. No I/O. */
+int idletime_sched_take_config(idletime_sched_t *dst, const idletime_sched_t *src);
 uint32_t idletime_sched_min_run_time(const idletime_sched_t *s);
 
 /* 1 if a job of partition a (tier ta) may ever preempt one of partition b (tier tb,
@@ -77,7 +81,8 @@ int64_t idletime_sched_borrow_taken_at(const idletime_sched_t *s); /* -1 = never
 int idletime_sched_site_factor(const idletime_sched_t *s, const idletime_sched_job_t *pending, int64_t now,
                                uint32_t *factor);
 
-/* Checkpoint time claimed in a Comment, clamped to [start, now]; start when none. */
+/* Checkpoint time claimed in a Comment if it lies in [start, now]; else now (no valid claim:
+ * counts as nothing to lose, i.e. the least protected). */
 int64_t idletime_ckpt_comment_time(const char *comment, int64_t start, int64_t now);
 
 #ifdef __cplusplus

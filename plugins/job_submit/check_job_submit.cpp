@@ -350,6 +350,40 @@ START_TEST(test_account_precedence) {
 }
 END_TEST
 
+// Issue 11 item 6: a checkpoint claim is bound to the time it is written.
+struct Claim {
+    const char *comment;
+    bool at_submit;
+    const char *want;  // nullptr: left as it is
+};
+const int64_t kClaimNow = 1700000000;
+const Claim kClaims[] = {
+    {"idletime:ckpt=1700000000", false, nullptr},
+    {"note idletime:ckpt=1699999950", false, nullptr},               // 50 s old: a real publish
+    {"idletime:ckpt=1699999939", false, "idletime:ckpt=1700000000"},  // 61 s old: forged
+    {"a idletime:ckpt=1600000000 b", false, "a idletime:ckpt=1700000000 b"},
+    {"idletime:ckpt=1700000061", false, "idletime:ckpt=1700000000"},  // future
+    {"idletime:ckpt=soon", false, "idletime:ckpt=1700000000"},
+    {"idletime:ckpt=-5", false, "idletime:ckpt=1700000000"},
+    {"just my text", false, nullptr},
+    {"", false, nullptr},
+    {"note idletime:ckpt=1700000000", true, "note "},
+    {"idletime:ckpt=1;x idletime:ckpt=2", true, ";x "},
+    {"plain", true, nullptr},
+};
+
+START_TEST(test_ckpt_claim) {
+    const Claim &c = kClaims[_i];
+    auto got = sanitize_ckpt_claim(c.comment, kClaimNow, c.at_submit);
+    if (!c.want) {
+        ck_assert_msg(!got, "%s: changed to '%s'", c.comment, got ? got->c_str() : "");
+    } else {
+        ck_assert_msg(got && *got == c.want, "%s: got '%s', want '%s'", c.comment, got ? got->c_str() : "(unchanged)",
+                      c.want);
+    }
+}
+END_TEST
+
 }  // namespace
 
 int main() {
@@ -358,7 +392,7 @@ int main() {
         std::fprintf(stderr, "check_job_submit: %s\n", err);
         return 1;
     }
-    Suite *s = suite_create("job_submit");
+Suite *s = suite_create("job_submit");
     TCase *tc = tcase_create("decide");
     tcase_add_loop_test(tc, test_decide, 0, sizeof(kCases) / sizeof(kCases[0]));
     tcase_add_test(tc, test_settings_written);
@@ -369,6 +403,7 @@ int main() {
     tcase_add_test(tc, test_env_set);
     tcase_add_loop_test(tc, test_modify, 0, sizeof(kModify) / sizeof(kModify[0]));
     tcase_add_test(tc, test_config_path);
+    tcase_add_loop_test(tc, test_ckpt_claim, 0, sizeof(kClaims) / sizeof(kClaims[0]));
     tcase_add_loop_test(tc, test_gpu_types, 0, sizeof(kGpu) / sizeof(kGpu[0]));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "plugins/spank/idletime_env.h"
+#include "sched/policy.hpp"
 
 namespace idletime::jobsubmit {
 namespace {
@@ -199,6 +200,24 @@ int slurm_rc(ErrorKind kind) {
     case ErrorKind::Internal: break;
     }
     return SLURM_ERROR;
+}
+
+std::optional<std::string> sanitize_ckpt_claim(const char *comment, int64_t now, bool at_submit) {
+    int64_t t = 0;
+    if (!comment || !std::strstr(comment, sched::kCkptToken.data())) return std::nullopt;
+    const bool has = sched::claimed_checkpoint(comment, t);
+    if (at_submit) {
+        // Remove every token: no claim can be true before the job ran.
+        std::string c = comment;
+        for (size_t pos; (pos = c.find(sched::kCkptToken)) != std::string::npos;) {
+            size_t end = pos;
+            while (end < c.size() && !std::strchr(" \t,;\n", c[end])) ++end;
+            c.erase(pos, end - pos);
+        }
+        return c;
+    }
+    if (has && t >= now - kCkptClaimSlack && t <= now + kCkptClaimSlack) return std::nullopt;
+    return sched::with_checkpoint(comment, now);
 }
 
 }  // namespace idletime::jobsubmit

@@ -69,6 +69,15 @@ Decision decide(const idletime_config_t *cfg, const Submission &sub);
 // cfg NULL or partition NULL/empty: Untouched.
 Decision decide_modify(const idletime_config_t *cfg, const char *partition, bool admin);
 
+// The checkpoint claim "idletime:ckpt=<unix time>" in a Comment a user sets (preempt/idletime
+// ranks victims by it; doc/design/scheduling-plugins.md). slurmctld records no time of a Comment
+// update, so the claim is bound to the moment it is written: at submission no claim can be true
+// (the job has not run) and the token is removed; in an update a time more than
+// kCkptClaimSlack seconds before or after now is replaced by now (libidletime-ckpt publishes
+// within 5 s of each commit). Returns the new Comment, or nullopt when it stays as it is.
+inline constexpr int64_t kCkptClaimSlack = 60;
+std::optional<std::string> sanitize_ckpt_claim(const char *comment, int64_t now, bool at_submit);
+
 // GPU types named in TRES strings like "gres:gpu:a100:2" (deduplicated, in order of appearance).
 std::vector<std::string> gpu_types(const std::vector<std::string> &tres);
 

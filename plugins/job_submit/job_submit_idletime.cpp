@@ -1,12 +1,13 @@
 // job_submit/idletime: slurmctld entry points. Runs under slurmctld's locks (and job_submit's own
-// mutex, which serialises every call into this plugin): no file is read per call (a stat() only
-// in the second after a reconfigure), nothing that blocks, no exception leaves, never fatal.
+// mutex, which serialises every call into this plugin): no file I/O at all in a call, nothing
+// that blocks (the only mutex is held for a pointer copy), no exception leaves, never fatal.
 //
 // Config (config_path.hpp): $IDLETIME_CONFIG, else spank_idletime.so's config= in PlugStackConfig,
 // else /etc/idletime/idletime.json; loaded at init. 22.05 re-inits job_submit plugins on
-// `scontrol reconfigure` only when JobSubmitPlugins changes, so we reload when slurm_conf.last_update
-// moves (set each time slurm.conf is read; see maybe_reload for same-second reconfigures);
-// a config that fails to load keeps the last good one and the reason is logged.
+// `scontrol reconfigure` only when JobSubmitPlugins changes, so a watcher thread (no slurmctld
+// lock held) reloads when slurm_conf.last_update moves (set each time slurm.conf is read; see
+// watch_once for same-second reconfigures) and swaps the new config in; calls only copy the
+// pointer. A config that fails to load keeps the last good one and the reason is logged.
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include "plugins/spank/spank_c.h"  // slurm_info/slurm_error/slurm_debug declarations
@@ -15,10 +16,16 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "plugins/job_submit/config_path.hpp"
 #include "plugins/job_submit/ctld_account.h"
@@ -69,49 +76,127 @@ FileId file_id(const std::string &path) {
     return id;
 }
 
+using ConfigPtr = std::shared_ptr<idletime_config_t>;
+
+// The watcher's own bookkeeping (only it and init touch it).
 struct Loaded {
-    idletime_config_t *cfg = nullptr;
     std::string path;
     time_t conf_generation = 0;  // slurm_conf.last_update (seconds) when loaded
     FileId file;
     bool recheck = false;  // loaded within the second of last_update: a 2nd reconfigure would not show
 };
-Loaded g_loaded;  // guarded by job_submit's plugin mutex
+struct Shared {
+    Loaded loaded;
+    std::mutex mu;  // guards the four below; held only for copies, never during I/O
+    std::condition_variable cv;
+    ConfigPtr cfg;
+    std::string plugstack;  // PlugStackConfig, copied by calls (they hold slurmctld's conf lock)
+    bool stop = false;
+    std::thread *watcher = nullptr;
+};
+// Never destroyed: slurmctld exits without calling fini, the watcher still running. Static
+// objects would be torn down under it (and a joinable std::thread's destructor aborts).
+Shared &g = *new Shared;
 
+// slurm_conf.last_update read without slurmctld's conf lock: one aligned word, atomically.
+time_t conf_generation() { return __atomic_load_n(&slurm_conf.last_update, __ATOMIC_RELAXED); }
+
+ConfigPtr current() {
+    std::lock_guard<std::mutex> l(g.mu);
+    return g.cfg;
+}
+
+// Reads the config (file I/O): at init or in the watcher, never under slurmctld's locks.
 void load_config() {
-    g_loaded.path = config_path(std::getenv(IDLETIME_ENV_CONFIG), slurm_conf.plugstack);
-    g_loaded.conf_generation = slurm_conf.last_update;
-    g_loaded.file = file_id(g_loaded.path);
-    g_loaded.recheck = time(nullptr) <= slurm_conf.last_update;
+    std::string plugstack;
+    {
+        std::lock_guard<std::mutex> l(g.mu);
+        plugstack = g.plugstack;
+    }
+    g.loaded.path = config_path(std::getenv(IDLETIME_ENV_CONFIG), plugstack.c_str());
+    g.loaded.conf_generation = conf_generation();
+    g.loaded.file = file_id(g.loaded.path);
+    g.loaded.recheck = time(nullptr) <= g.loaded.conf_generation;
     idletime_config_t *fresh = nullptr;
     char err[512] = "";
-    if (idletime_config_load(g_loaded.path.c_str(), &fresh, err, sizeof(err)) != 0) {
+    if (idletime_config_load(g.loaded.path.c_str(), &fresh, err, sizeof(err)) != 0) {
         slurm_error("idletime/job_submit: cannot load config: %s; %s", err,
-                    g_loaded.cfg ? "keeping the last good one" : "idletime jobs are rejected until it loads");
+                    current() ? "keeping the last good one" : "idletime jobs are rejected until it loads");
         return;
     }
-    idletime_config_free(g_loaded.cfg);
-    g_loaded.cfg = fresh;
-    slurm_info("idletime/job_submit: loaded %s", g_loaded.path.c_str());
-}
+    ConfigPtr next(fresh, idletime_config_free);
+    {
+        std::lock_guard<std::mutex> l(g.mu);
+        g.cfg.swap(next);
+    }
+    slurm_info("idletime/job_submit: loaded %s", g.loaded.path.c_str());
+}  // the old config is freed here, outside g.mu, once no call holds it
 
 // After `scontrol reconfigure` (slurm.conf reread). last_update has one-second resolution: a
 // second reconfigure in the same second leaves it unchanged. So while that second lasts (and once
 // after) the file is compared too, and reloaded if it changed no later than that second.
+void watch_once() {
+    if (conf_generation() != g.loaded.conf_generation) return load_config();
+    if (!g.loaded.recheck) return;
+    if (time(nullptr) > g.loaded.conf_generation) g.loaded.recheck = false;  // this is the last look
+    FileId now = file_id(g.loaded.path);
+    if (!(now == g.loaded.file) && now.mtime.tv_sec <= g.loaded.conf_generation) load_config();
+}
+
+void watch() {
+    std::unique_lock<std::mutex> l(g.mu);
+    while (!g.stop) {
+        g.cv.wait_for(l, std::chrono::milliseconds(200));
+        if (g.stop) break;
+        l.unlock();
+        try {
+            watch_once();
+        } catch (...) {
+            slurm_error("idletime/job_submit: internal error while reloading the config; keeping the last one");
+        }
+        l.lock();
+    }
+}
+
+// In a call (slurmctld's conf read lock held): keep the watcher's PlugStackConfig current.
+// Memory only; the watcher does the reading.
 void maybe_reload() {
-    if (slurm_conf.last_update != g_loaded.conf_generation) return load_config();
-    if (!g_loaded.recheck) return;
-    if (time(nullptr) > g_loaded.conf_generation) g_loaded.recheck = false;  // this is the last look
-    FileId now = file_id(g_loaded.path);
-    if (!(now == g_loaded.file) && now.mtime.tv_sec <= g_loaded.conf_generation) load_config();
+    const char *ps = slurm_conf.plugstack ? slurm_conf.plugstack : "";
+    std::lock_guard<std::mutex> l(g.mu);
+    if (g.plugstack != ps) {
+        g.plugstack = ps;
+        g.cv.notify_one();
+    }
 }
 
-void replace(char **field, const std::string &value) {
+// Slurm's xstrdup/xmalloc abort slurmctld when memory runs out; this copy asks xrecalloc with
+// try_only (NULL instead of abort) and still yields memory Slurm's xfree can free.
+char *try_xstrdup(const char *str) {
+    const size_t n = std::strlen(str) + 1;
+    void *p = nullptr;
+    if (!slurm_xrecalloc(&p, 1, n, false, true, __FILE__, __LINE__, __func__)) return nullptr;
+    std::memcpy(p, str, n);
+    return static_cast<char *>(p);
+}
+
+// false (field unchanged) when out of memory.
+bool replace(char **field, const std::string &value) {
+    char *copy = try_xstrdup(value.c_str());
+    if (!copy) {
+        slurm_error("idletime/job_submit: out of memory");
+        return false;
+    }
     slurm_xfree(reinterpret_cast<void **>(field));
-    *field = slurm_xstrdup(value.c_str());
+    *field = copy;
+    return true;
 }
 
-const Allocator kSlurmAlloc{slurm_xstrdup, slurm_xrecalloc, slurm_xfree};
+// An error message for Slurm (NULL when out of memory: Slurm then prints its generic one).
+void set_err(char **err_msg, const std::string &msg) {
+    if (err_msg && !*err_msg) *err_msg = try_xstrdup(msg.c_str());
+}
+
+const Allocator kSlurmAlloc{try_xstrdup, slurm_xrecalloc, slurm_xfree};
 
 // spank_job_env holds NAME=value as sbatch sent it; a batch job's environment gets SLURM_SPANK_NAME
 // as sbatch itself would have set it (interactive jobs take their environment from the client).
@@ -124,13 +209,13 @@ void add_job_env(const Decision &d, job_desc_msg_t *desc) {
     }
 }
 
-void apply(const Decision &d, job_desc_msg_t *desc) {
-    replace(&desc->partition, d.partitions);
+bool apply(const Decision &d, job_desc_msg_t *desc) {
+    if (!replace(&desc->partition, d.partitions)) return false;
     // A fresh checkpoint directory key per submission, overwriting whatever the client sent.
     Decision with_key = d;
     with_key.job_env.emplace_back(IDLETIME_ENV_JOB_KEY, idletime::spank::new_job_key());
     add_job_env(with_key, desc);
-    if (!d.set_account.empty()) replace(&desc->account, d.set_account);
+    if (!d.set_account.empty() && !replace(&desc->account, d.set_account)) return false;
     if (d.requeue) desc->requeue = 1;
     if (d.notice) {
         if (desc->warn_signal && desc->warn_signal != NO_VAL16 && desc->warn_signal != d.warn_signal)
@@ -140,6 +225,7 @@ void apply(const Decision &d, job_desc_msg_t *desc) {
         desc->warn_time = d.warn_time;
         desc->warn_flags = d.warn_flags;
     }
+    return true;
 }
 
 // slurmctld's Default=YES partition name (`char *default_part_name` in partition_mgr.c, exported by
@@ -157,10 +243,22 @@ double elapsed_us(const timespec &t0) {
     return (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3;
 }
 
+// The checkpoint claim in the Comment is bound to the time it is written (decide.hpp).
+void sanitize_comment(job_desc_msg_t *desc, bool at_submit) {
+    if (!desc || !desc->comment) return;
+    if (auto fixed = sanitize_ckpt_claim(desc->comment, time(nullptr), at_submit)) {
+        slurm_info("idletime/job_submit: checkpoint claim in the Comment of job %s %s", at_submit ? "(new)"
+                   : desc->job_id_str && *desc->job_id_str ? desc->job_id_str : "?",
+                   at_submit ? "removed at submission" : "not within 60 s of now: set to now");
+        replace(&desc->comment, *fixed);
+    }
+}
+
 int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
     timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     maybe_reload();
+    sanitize_comment(desc, true);
     Submission sub = view_of(desc);
     if (needs_account(sub)) {
         char acct[256];
@@ -169,16 +267,20 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
         if (idletime_ctld_default_account(owner, acct, sizeof(acct))) sub.default_account = acct;
     }
     if (is_plain_unrouted(sub)) sub.default_partition = site_default_partition();
-    Decision d = decide(g_loaded.cfg, sub);
+    const ConfigPtr cfg = current();
+    Decision d = decide(cfg.get(), sub);
     switch (d.action) {
     case Action::Untouched:
         return SLURM_SUCCESS;
     case Action::Reject:
-        if (err_msg) *err_msg = slurm_xstrdup(d.message.c_str());
+        set_err(err_msg, d.message);
         slurm_info("idletime/job_submit: rejected a job of uid %u: %s", uid, d.message.c_str());
         return slurm_rc(d.error);
     case Action::Apply:
-        apply(d, desc);
+        if (!apply(d, desc)) {
+            set_err(err_msg, "idletime: out of memory in job_submit/idletime");
+            return SLURM_ERROR;
+        }
         slurm_debug("idletime/job_submit: uid %u: %s (%.1f us)", uid, d.summary.c_str(), elapsed_us(t0));
         return SLURM_SUCCESS;
     }
@@ -189,7 +291,13 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
 
 extern "C" int init(void) {
     try {
+        {
+            std::lock_guard<std::mutex> l(g.mu);
+            g.plugstack = slurm_conf.plugstack ? slurm_conf.plugstack : "";
+            g.stop = false;
+        }
         load_config();
+        if (!g.watcher) g.watcher = new std::thread(watch);
         slurm_info("idletime/job_submit: account of jobs without -A: %s",
                    idletime_ctld_account_available()
                        ? "DefaultAccount from slurmctld's association cache"
@@ -201,8 +309,22 @@ extern "C" int init(void) {
 }
 
 extern "C" int fini(void) {
-    idletime_config_free(g_loaded.cfg);
-    g_loaded.cfg = nullptr;
+    try {
+        {
+            std::lock_guard<std::mutex> l(g.mu);
+            g.stop = true;
+            g.cv.notify_one();
+        }
+        if (g.watcher) {
+            g.watcher->join();
+            delete g.watcher;
+            g.watcher = nullptr;
+        }
+        std::lock_guard<std::mutex> l(g.mu);
+        g.cfg.reset();
+    } catch (...) {
+        slurm_error("idletime/job_submit: internal error at fini");
+    }
     return SLURM_SUCCESS;
 }
 
@@ -214,7 +336,7 @@ extern "C" int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **
     } catch (...) {
         slurm_error("idletime/job_submit: internal error");
     }
-    if (err_msg && !*err_msg) *err_msg = slurm_xstrdup("idletime: internal error in job_submit/idletime");
+    set_err(err_msg, "idletime: internal error in job_submit/idletime");
     return SLURM_ERROR;
 }
 
@@ -222,8 +344,10 @@ extern "C" int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **
 extern "C" int job_modify(job_desc_msg_t *job_desc, void *, uint32_t submit_uid) {
     try {
         maybe_reload();
+        sanitize_comment(job_desc, false);
         const bool admin = submit_uid == 0 || submit_uid == slurm_conf.slurm_user_id;
-        Decision d = decide_modify(g_loaded.cfg, job_desc ? job_desc->partition : nullptr, admin);
+        const ConfigPtr cfg = current();
+        Decision d = decide_modify(cfg.get(), job_desc ? job_desc->partition : nullptr, admin);
         if (d.action != Action::Reject) return SLURM_SUCCESS;
         // Updates name the job in job_id_str (job_id stays NO_VAL).
         const std::string job = job_desc->job_id_str && *job_desc->job_id_str ? job_desc->job_id_str

@@ -12,7 +12,7 @@ plugins_job_submit_job_submit_idletime_la_SOURCES += plugins/job_submit/ctld_acc
 endif
 EXTRA_DIST += plugins/job_submit/ctld_account.c plugins/job_submit/ctld_account_none.c
 plugins_job_submit_job_submit_idletime_la_LIBADD = plugins/job_submit/libjobsubmitcore.la \
-	src/core/libidlecore.la $(JSONC_LIBS)
+	src/sched/libidlesched.la src/core/libidlecore.la $(JSONC_LIBS)
 plugins_job_submit_job_submit_idletime_la_LDFLAGS = $(plugin_ldflags) \
 	-Wl,--version-script=$(top_srcdir)/plugins/job_submit/job_submit_idletime.map
 EXTRA_plugins_job_submit_job_submit_idletime_la_DEPENDENCIES = \
@@ -31,10 +31,12 @@ TESTS += plugins/job_submit/check_job_submit
 plugins_job_submit_check_job_submit_SOURCES = plugins/job_submit/check_job_submit.cpp
 plugins_job_submit_check_job_submit_CPPFLAGS = $(AM_CPPFLAGS) -DIDLETIME_EXAMPLE_CONFIG='"$(top_srcdir)/etc/idletime.json"'
 plugins_job_submit_check_job_submit_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
-plugins_job_submit_check_job_submit_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la \
+plugins_job_submit_check_job_submit_LDADD = plugins/job_submit/libjobsubmitcore.la src/sched/libidlesched.la \
+	src/core/libidlecore.la \
 	$(JSONC_LIBS) $(CHECK_LIBS) $(SLURM_LIBS)
 
 # bench/submit: the plugin's own time per call (run by bench/submit/run.sh).
 noinst_PROGRAMS += bench/submit/bench_decide
 bench_submit_bench_decide_SOURCES = bench/submit/bench_decide.cpp
-bench_submit_bench_decide_LDADD = plugins/job_submit/libjobsubmitcore.la src/core/libidlecore.la $(JSONC_LIBS)
+bench_submit_bench_decide_LDADD = plugins/job_submit/libjobsubmitcore.la src/sched/libidlesched.la \
+	src/core/libidlecore.la $(JSONC_LIBS)

@@ -1,8 +1,8 @@
 /*
  * preempt_idletime.c - preempt/idletime: who may preempt whom and in which order, decided by
  * the idletime policy (src/sched, include/idletime/sched.h). This file only translates Slurm's
- * records; it never blocks, never calls fatal() and does no I/O except reading the config at
- * start and after `scontrol reconfigure`.
+ * records; it never blocks, never calls fatal() and does no I/O: the config is read at start and
+ * by plugin_config.c's watcher thread, outside slurmctld's locks.
  *
  * Victim order reaches Slurm through PREEMPT_DATA_PRIO: slurmctld asks preemptable() for every
  * job of one preemptor, then sorts the candidates by this value (lowest first), so we note the
@@ -27,15 +27,9 @@ static idletime_plugin_t plugin = {
 	.min_run_env = "IDLETIME_PREEMPT_MIN_RUN_TIME", .without = "deciding like preempt/partition_prio",
 };
 
-/* Under sched_lock. */
-static void load_config(void)
-{
-	idletime_plugin_load(&plugin);
-}
-
 extern int init(void)
 {
-	return idletime_plugin_init(&plugin, load_config);
+	return idletime_plugin_init(&plugin);
 }
 
 extern void fini(void)
@@ -61,8 +55,6 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_re
 	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap))
 		return false;
 	slurm_mutex_lock(&sched_lock);
-	if (sched)
-		idletime_plugin_refresh(&plugin);
 	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
 						   b->preempt_mode == PREEMPT_MODE_OFF);
 	slurm_mutex_unlock(&sched_lock);
@@ -80,8 +72,6 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
-	if (sched)
-		idletime_plugin_refresh(&plugin);
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
 	slurm_mutex_unlock(&sched_lock);
 	return rc == 1;
@@ -91,8 +81,8 @@ static uint32_t victim_rank(job_record_t *job_ptr)
 {
 	uint32_t rank;
 
-	/* No refresh: the rank belongs to the candidates preemptable() just noted, under the same
-	 * slurmctld locks a reconfigure would need. */
+	/* The rank belongs to the candidates preemptable() just noted; a config swapped in by the
+	 * watcher meanwhile keeps the noted candidates. */
 	slurm_mutex_lock(&sched_lock);
 	rank = idletime_sched_victim_rank(sched, job_ptr->job_id);
 	slurm_mutex_unlock(&sched_lock);

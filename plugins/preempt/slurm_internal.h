@@ -53,26 +53,28 @@ const char *idletime_config_path(void);
 
 /* One plugin's policy state and how it reports (plugin_config.c). */
 typedef struct {
-	pthread_mutex_t *lock;     /* guards *sched and the fields below */
+	pthread_mutex_t *lock;     /* guards *sched, stop and kicked */
 	idletime_sched_t **sched;  /* created by idletime_plugin_init */
 	const char *who;           /* log prefix, e.g. "idletime/preempt" */
 	const char *min_run_env;   /* env var of the minimum run time (s), or NULL */
 	const char *without;       /* what the plugin does with no config ever loaded */
-	/* idletime_plugin_refresh: slurm_conf.last_update at the last load, and whether a later
+	/* The watcher's own: slurm_conf.last_update at the last load, and whether a later
 	 * reconfigure in that same second (1 s resolution) is still possible, then the file. */
 	time_t conf_seen;
 	bool settled;
 	struct stat file;
+	pthread_t watcher;
+	pthread_cond_t wake;
+	bool watching, stop, kicked;
 } idletime_plugin_t;
 
-/* Under p->lock: (re)loads the config, keeping the last good one when the file is broken. */
-void idletime_plugin_load(idletime_plugin_t *p);
-/* Under p->lock, for plugins without a reconfig hook (preempt): reloads after each
- * `scontrol reconfigure`. A reconfigure in the second of the last load leaves last_update
- * unchanged, so once that second is over the file is compared (one stat) with the one loaded. */
-void idletime_plugin_refresh(idletime_plugin_t *p);
-/* init(): creates the state once and calls load() under p->lock. SLURM_SUCCESS or SLURM_ERROR. */
-int idletime_plugin_init(idletime_plugin_t *p, void (*load)(void));
+/* init(): creates the state, loads the config (slurmctld start, no job lock held) and starts
+ * the watcher thread that reloads it after `scontrol reconfigure`, outside slurmctld's locks
+ * (keeping the last good one when the file is broken). SLURM_SUCCESS or SLURM_ERROR. */
+int idletime_plugin_init(idletime_plugin_t *p);
+/* Ask the watcher to look now (site_factor_p_reconfig); never blocks on I/O. */
+void idletime_plugin_kick(idletime_plugin_t *p);
+/* Stops the watcher (joins it) and frees the state. */
 void idletime_plugin_fini(idletime_plugin_t *p);
 
 #endif

@@ -23,15 +23,9 @@ static idletime_plugin_t plugin = {
 	.without = "site factors left unchanged",
 };
 
-/* Under sched_lock. */
-static void load_config(void)
-{
-	idletime_plugin_load(&plugin);
-}
-
 extern int init(void)
 {
-	return idletime_plugin_init(&plugin, load_config);
+	return idletime_plugin_init(&plugin);
 }
 
 extern void fini(void)
@@ -39,12 +33,10 @@ extern void fini(void)
 	idletime_plugin_fini(&plugin);
 }
 
+/* Called after `scontrol reconfigure`: the watcher thread rereads the config (no I/O here). */
 extern void site_factor_p_reconfig(void)
 {
-	slurm_mutex_lock(&sched_lock);
-	if (sched)
-		load_config();
-	slurm_mutex_unlock(&sched_lock);
+	idletime_plugin_kick(&plugin);
 }
 
 static int add_running(void *x, void *arg)

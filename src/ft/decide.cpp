@@ -27,7 +27,7 @@ uint32_t backoff_s(const FtSettings &s, uint32_t n) {
 static Decision preempted(const FtSettings &s, const Counters &c) {
     Decision d;
     d.after = c;
-    d.after.preemptions++;
+    d.after.preemptions = sat_add(d.after.preemptions, 1);
     if (s.max_preemptions > 0 && d.after.preemptions > s.max_preemptions) {
         d.action = Action::Fail;
         d.reason = "max preemptions exceeded (" + std::to_string(s.max_preemptions) + ")";
@@ -41,7 +41,7 @@ static Decision preempted(const FtSettings &s, const Counters &c) {
 static Decision node_failed(const Counters &c) {
     Decision d;
     d.after = c;
-    d.after.node_failures++;
+    d.after.node_failures = sat_add(d.after.node_failures, 1);
     if (d.after.node_failures > kMaxNodeFailures) {
         d.action = Action::Fail;
         d.reason = "max node failures exceeded (" + std::to_string(kMaxNodeFailures) + ")";
@@ -76,7 +76,7 @@ Decision decide(const FtSettings &s, const Counters &c, const Classification &cl
         d.reason = "max restarts exceeded (last cause: " + cl.reason + ")";
         return d;
     }
-    d.after.failures++;
+    d.after.failures = sat_add(d.after.failures, 1);
     d.action = Action::Restart;
     d.delay_s = backoff_s(s, d.after.failures);
     d.reason = "restart " + std::to_string(d.after.failures) + "/" +

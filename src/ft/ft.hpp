@@ -83,6 +83,8 @@ struct Counters {
     uint32_t node_failures = 0;  // restarts after node failures (capped by kMaxNodeFailures)
 };
 // A job that loses this many nodes is probably what breaks them: it fails then.
+// Counters saturate at UINT32_MAX instead of wrapping (a forged report's "w" cannot reset them).
+constexpr uint32_t sat_add(uint32_t a, uint32_t b) { return a > UINT32_MAX - b ? UINT32_MAX : a + b; }
 constexpr uint32_t kMaxNodeFailures = 10;
 
 enum class Action { Complete, Restart, Fail };

@@ -55,6 +55,14 @@ int64_t published_checkpoint(const std::string &comment) {
     return 0;
 }
 
+// A job may ask for fewer failure restarts than the site's max_restarts, never more.
+void cap_to_site(const FtSettings &site, FtSettings &s, std::vector<std::string> &notes) {
+    if (s.max_restarts <= site.max_restarts) return;
+    notes.push_back("max_restarts " + std::to_string(s.max_restarts) + " asked by the job is above the site's " +
+                    "limit " + std::to_string(site.max_restarts) + ": using " + std::to_string(site.max_restarts));
+    s.max_restarts = site.max_restarts;
+}
+
 bool was_preempted(const JobSnapshot &j) {
     if (j.end == JobEnd::Completed && j.wait_status == 0) return false;  // finished in grace time
     if (j.end == JobEnd::Preempted) return true;
@@ -141,9 +149,10 @@ Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
     const bool have = take_report(j, rep, p.notes);
     if (have && !apply_overrides(s, rep.overrides, err))
         p.notes.push_back("agent settings ignored: " + err);
+    cap_to_site(site, s, p.notes);
     ExitInfo e = exit_info(j, have ? &rep : nullptr);
     Counters c = st.counters;
-    if (have) c.failures += rep.worker_restarts;  // async restarts inside the allocation
+    if (have) c.failures = sat_add(c.failures, rep.worker_restarts);  // async restarts in the allocation
     Matcher m(s);
     if (j.end == JobEnd::OutOfMemory)
         p.cause = Classification{Verdict::Permanent, "out of memory (OOM killer)", "oom"};

@@ -147,6 +147,29 @@ const BackRow back_rows[] = {
     {5, 1, 300, 9, 5},    {7, 1.5, 20, 2, 10},  {7, 1.5, 20, 3, 15},   {7, 1.5, 20, 4, 20},
 };
 
+// Counters saturate (issue 11 item 7): never wrap back to a fresh budget.
+START_TEST(t_counters_saturate) {
+    ck_assert_uint_eq(sat_add(UINT32_MAX, 1), UINT32_MAX);
+    ck_assert_uint_eq(sat_add(1, UINT32_MAX), UINT32_MAX);
+    ck_assert_uint_eq(sat_add(UINT32_MAX - 1, 1), UINT32_MAX);
+    ck_assert_uint_eq(sat_add(2, 3), 5);
+    FtSettings s;
+    const Counters full{UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    Decision d = decide(s, full, Classification{Verdict::Preempted, "preempted", "preempt"});
+    ck_assert_uint_eq(d.after.preemptions, UINT32_MAX);
+    ck_assert(d.action == Action::Restart);  // max_preemptions 0 = unlimited
+    s.max_preemptions = 5;
+    d = decide(s, full, Classification{Verdict::Preempted, "preempted", "preempt"});
+    ck_assert(d.action == Action::Fail);
+    d = decide(s, full, Classification{Verdict::NodeFailure, "node", "node"});
+    ck_assert_uint_eq(d.after.node_failures, UINT32_MAX);
+    ck_assert(d.action == Action::Fail);
+    d = decide(s, full, Classification{Verdict::Retryable, "exit code 137", "exit"});
+    ck_assert_uint_eq(d.after.failures, UINT32_MAX);
+    ck_assert(d.action == Action::Fail);
+}
+END_TEST
+
 START_TEST(t_backoff) {
     const BackRow &r = back_rows[_i];
     FtSettings s;
@@ -254,6 +277,7 @@ Suite *ft_suite_rules() {
     t = tcase_create("backoff");
     tcase_add_loop_test(t, t_backoff, 0, int(sizeof back_rows / sizeof back_rows[0]));
     tcase_add_test(t, t_backoff_grows);
+    tcase_add_test(t, t_counters_saturate);
     suite_add_tcase(s, t);
     t = tcase_create("hang");
     tcase_add_loop_test(t, t_hang, 0, int(sizeof hang_rows / sizeof hang_rows[0]));

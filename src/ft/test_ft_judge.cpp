@@ -115,6 +115,23 @@ const Row rows[] = {
     {"report-overrides", [] { auto j = failed_job(137);
                               j.comment = report(0, false, {}, 0, {{"max_restarts", "0"}}); return j; },
      Op::Record, 0, 0, "max restarts exceeded", 0},
+    // Issue 11 item 7: counters saturate; a job's max_restarts is capped by the site's.
+    {"forged-w-max", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 1);
+                          j.comment = report(0, false, {}, 4294967295u); return j; },
+     Op::Record, 0, 4294967295u, "max restarts exceeded", 0},
+    {"forged-w-wrap-exact", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 2);
+                                 j.comment = report(0, false, {}, 4294967294u); return j; },
+     Op::Record, 0, 4294967295u, "max restarts exceeded", 0},
+    {"job-asks-more-than-site", [] { auto j = failed_job(137); j.env_overrides = {{"max_restarts", "50"}};
+                                     j.admin_comment = state_with(0, 3); return j; },
+     Op::Record, 0, 3, "max restarts exceeded", 1},
+    {"report-asks-more-than-site", [] { auto j = failed_job(137); j.admin_comment = state_with(0, 3);
+                                        j.comment = report(0, false, {}, 0, {{"max_restarts", "1000"}});
+                                        return j; },
+     Op::Record, 0, 3, "max restarts exceeded", 1},
+    {"job-asks-more-restart-shows-site", [] { auto j = failed_job(137); j.env_overrides = {{"max_restarts", "9"}};
+                                              return j; },
+     Op::Requeue, 0, 1, "restart 1/3 after 10 s", 1},
     {"oom", [] { auto j = failed_job(0); j.end = JobEnd::OutOfMemory; j.wait_status = 9; return j; },
      Op::Record, 0, 0, "permanent failure: out of memory", 0},
     {"cancelled", [] { auto j = failed_job(0); j.end = JobEnd::Cancelled; j.wait_status = 15; return j; },

@@ -20,9 +20,13 @@
 #include "core/config.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
+#include "hook/waker.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
+#endif
+#ifndef IDLETIME_DEFAULT_WAKE_DIR
+#define IDLETIME_DEFAULT_WAKE_DIR "/var/lib/idletime/ft-hook-wake"
 #endif
 #ifndef IDLETIME_DEFAULT_LAST_GOOD
 #define IDLETIME_DEFAULT_LAST_GOOD "/var/lib/idletime/ft-hook-last-good.json"
@@ -53,6 +57,7 @@ struct Options {
     std::string config = IDLETIME_DEFAULT_CONFIG;
     std::string log;
     std::string last_good = IDLETIME_DEFAULT_LAST_GOOD;  // "" = no cache
+    std::string wake_dir;  // "" = next to last_good (see wake_spool())
     uint32_t job_id = 0;
     bool foreground = false;
     int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
@@ -230,9 +235,8 @@ bool store_accounting(uint32_t id, int64_t start, const ft::JobState &st, int wa
 // still waits for the begin time this hook set; nothing is lost if this never happens.
 constexpr time_t kMinRequeueGap = 2;  // seconds between a requeue and the next run's start
 
-void wake_at_begin(uint32_t id, time_t begin) {
-    std::this_thread::sleep_until(std::chrono::system_clock::from_time_t(begin));
-    retry("scheduling after the backoff", id, 30, [&](std::string &err) {
+void wake_one(uint32_t id, time_t begin) {
+    retry("scheduling after the backoff", id, 5, [&](std::string &err) {
         slurmjob::Job j;
         if (!slurmjob::load(id, j, err)) return false;
         if (!j.pending || j.eligible_time != int64_t(begin)) return true;  // started or changed
@@ -240,9 +244,22 @@ void wake_at_begin(uint32_t id, time_t begin) {
     });
 }
 
+// No process sleeps per job (1,000 requeued array tasks must not leave 1,000 sleepers): the
+// wake-up goes into the shared spool directory and at most one hook process serves all of them.
+void wake_at_begin(const std::string &dir, uint32_t id, time_t begin) {
+    std::string err;
+    if (!hook::wake_enqueue(dir, id, begin, err)) {
+        logf("job %u: no wake-up at its begin time (%s): it starts at the next scheduling pass", id,
+             err.c_str());
+        return;
+    }
+    if (hook::wake_serve(dir, wake_one)) logf("backoff wake-ups in %s all served", dir.c_str());
+}
+
 // A finished job accepts no update: requeue first (once it has left COMPLETING, slurmctld
 // refuses it before), then set the begin time and store the counters.
-bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wait_s, bool wake) {
+bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wait_s,
+                const std::string &wake_dir) {
     bool ok = retry("requeue", id, wait_s, [&](std::string &err) {
         slurmjob::Job j;
         if (!slurmjob::load(id, j, err)) return false;
@@ -264,8 +281,16 @@ bool do_requeue(uint32_t id, const ft::Plan &p, const slurmjob::Job &job, int wa
     ft::JobState st = p.new_state;
     st.pending.clear();
     if (!store(id, st, wait_s)) return false;
-    if (wake && begin > time(nullptr)) wake_at_begin(id, begin);
+    if (!wake_dir.empty() && begin > time(nullptr)) wake_at_begin(wake_dir, id, begin);
     return true;
+}
+
+// --wake-dir, else "ft-hook-wake" next to the last good config, else the built-in state dir.
+std::string wake_spool(const Options &o) {
+    if (!o.wake_dir.empty()) return o.wake_dir;
+    if (!o.last_good.empty())
+        return std::filesystem::path(o.last_good).parent_path().string() + "/ft-hook-wake";
+    return IDLETIME_DEFAULT_WAKE_DIR;
 }
 
 int run(const Options &o, slurmjob::Job &job) {
@@ -281,7 +306,7 @@ int run(const Options &o, slurmjob::Job &job) {
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:
-        ok = do_requeue(o.job_id, p, job, o.wait_s, !o.foreground);
+        ok = do_requeue(o.job_id, p, job, o.wait_s, o.foreground ? std::string() : wake_spool(o));
         break;
     case ft::Op::Record:
         if (job.snap.requeued) exclude(o.job_id, job, p.exclude_nodes, o.wait_s);
@@ -301,10 +326,13 @@ int run(const Options &o, slurmjob::Job &job) {
 }
 
 const char *kUsage =
-    "Usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--log FILE] [--job ID] [--foreground]\n"
+    "Usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--wake-dir DIR] [--log FILE] [--job ID]\n"
+    "       [--foreground]\n"
     "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
     "  --last-good: copy of the last config that loaded (default " IDLETIME_DEFAULT_LAST_GOOD ";\n"
     "  \"\" = none), used while the config is unreadable or invalid.\n"
+    "  --wake-dir: spool of backoff wake-ups, served by one hook process at a time\n"
+    "  (default: ft-hook-wake next to --last-good).\n"
     "  --help, --version\n"
     "Exit status: 0 done (or detached), 1 failure, 2 bad input.\n";
 
@@ -314,6 +342,7 @@ bool parse_args(int argc, char **argv, Options &o) {
     static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
                                       {"log", required_argument, nullptr, 'l'},
                                       {"last-good", required_argument, nullptr, 'g'},
+                                      {"wake-dir", required_argument, nullptr, 'w'},
                                       {"job", required_argument, nullptr, 'j'},
                                       {"foreground", no_argument, nullptr, 'f'},
                                       {"help", no_argument, nullptr, 'h'},
@@ -322,11 +351,12 @@ bool parse_args(int argc, char **argv, Options &o) {
     int c;
     const char *job = getenv("SLURM_JOB_ID");
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:l:g:j:fh", longopts, nullptr)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:l:g:w:j:fh", longopts, nullptr)) != -1) {
         switch (c) {
         case 'c': o.config = optarg; break;
         case 'l': o.log = optarg; break;
         case 'g': o.last_good = optarg; break;
+        case 'w': o.wake_dir = optarg; break;
         case 'j': job = optarg; break;
         case 'f': o.foreground = true; break;
         case 'h': exit(cmdline::help(kUsage));

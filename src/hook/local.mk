@@ -5,10 +5,12 @@ src_hook_libidleslurmjob_la_SOURCES = src/hook/slurm_job.hpp src/hook/slurm_job.
 src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 
 sbin_PROGRAMS += src/hook/idletime-ft-hook
-src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp
+src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
+	src/hook/waker.hpp src/hook/waker.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
-	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"'
+	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"' \
+	-DIDLETIME_DEFAULT_WAKE_DIR='"$(localstatedir)/lib/idletime/ft-hook-wake"'
 src_hook_idletime_ft_hook_LDADD = src/hook/libidleslurmjob.la src/ft/libidleft.la plugins/spank/libspankcore.la \
 	src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)
 
@@ -18,3 +20,10 @@ src_hook_check_retention_SOURCES = src/hook/check_retention.cpp src/hook/retenti
 src_hook_check_retention_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_check_retention_LDADD = plugins/spank/libspankcore.la src/core/libidlecore.la $(JSONC_LIBS) \
 	$(CHECK_LIBS) $(SLURM_LIBS)
+
+# The shared backoff waker (issue 11 item 7).
+check_PROGRAMS += src/hook/test_waker
+TESTS += src/hook/test_waker
+src_hook_test_waker_SOURCES = src/hook/test_waker.cpp src/hook/waker.hpp src/hook/waker.cpp
+src_hook_test_waker_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+src_hook_test_waker_LDADD = $(CHECK_LIBS)

@@ -114,6 +114,17 @@ int idletime_sched_load(idletime_sched_t *s, const char *config_path, const char
     }
 }
 
+int idletime_sched_take_config(idletime_sched_t *dst, const idletime_sched_t *src) {
+    if (!dst || !src) return -1;
+    try {
+        dst->policy = src->policy;  // shared, immutable: no copy
+        dst->borrowing.reset(-1);   // the snapshot pointed at the old config's quotas
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
 int idletime_sched_has_config(const idletime_sched_t *s) { return s && s->policy->config() ? 1 : 0; }
 
 uint32_t idletime_sched_min_run_time(const idletime_sched_t *s) {
@@ -123,7 +134,11 @@ uint32_t idletime_sched_min_run_time(const idletime_sched_t *s) {
 int idletime_sched_partitions_may_preempt(const idletime_sched_t *s, const char *a, uint32_t ta, const char *b,
                                           uint32_t tb, int b_off) {
     if (!s) return 0;
-    return s->policy->partitions_may_preempt(sv(a), ta, sv(b), tb, b_off != 0) ? 1 : 0;
+    try {
+        return s->policy->partitions_may_preempt(sv(a), ta, sv(b), tb, b_off != 0) ? 1 : 0;
+    } catch (...) {
+        return 0;  // cannot happen today (lookups only); never let it reach slurmctld
+    }
 }
 
 int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *preemptor,
@@ -149,7 +164,11 @@ uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id) {
 }
 
 void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now) {
-    if (s) s->borrowing.reset(now);
+    if (!s) return;
+    try {
+        s->borrowing.reset(now);
+    } catch (...) {
+    }
 }
 
 void idletime_sched_borrow_add(idletime_sched_t *s, const idletime_sched_job_t *running) {
@@ -166,11 +185,19 @@ int64_t idletime_sched_borrow_taken_at(const idletime_sched_t *s) { return s ? s
 int idletime_sched_site_factor(const idletime_sched_t *s, const idletime_sched_job_t *pending, int64_t now,
                                uint32_t *factor) {
     if (!s || !pending || !factor) return 0;
-    return idletime::sched::site_factor(*s->policy, s->borrowing, view(*pending), now, *factor) ? 1 : 0;
+    try {
+        return idletime::sched::site_factor(*s->policy, s->borrowing, view(*pending), now, *factor) ? 1 : 0;
+    } catch (...) {
+        return 0;  // Slurm's neutral factor stays
+    }
 }
 
 int64_t idletime_ckpt_comment_time(const char *comment, int64_t start, int64_t now) {
-    return idletime::sched::last_checkpoint(sv(comment), start, now);
+    try {
+        return idletime::sched::last_checkpoint(sv(comment), start, now);
+    } catch (...) {
+        return now;
+    }
 }
 
 }  // extern "C"

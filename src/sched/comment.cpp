@@ -1,7 +1,9 @@
 // The checkpoint token in a job's Comment: written by the job (libidletime-ckpt, through
 // slurm_update_job, which Slurm allows only to the job's owner or an admin), read by
-// preempt/idletime without I/O. A claim is clamped to [start, now]: a job can only make itself
-// look fresher (cheaper to preempt), never older than its own run, so a lie cannot shield it.
+// preempt/idletime without I/O. Only a claim inside [start, now] counts; a job without one
+// (nothing published, IDLETIME_CKPT_PUBLISH=0, Comment overwritten, a time in the future or
+// before its start) counts as checkpointed right now: no work to lose, so it is the preferred
+// victim. Withholding or garbling the claim therefore never shields a job.
 #include <charconv>
 
 #include "sched/policy.hpp"
@@ -28,15 +30,19 @@ std::pair<size_t, size_t> find_token(std::string_view s) {
 
 }  // namespace
 
-int64_t last_checkpoint(std::string_view comment, int64_t start, int64_t now) {
+bool claimed_checkpoint(std::string_view comment, int64_t &t) {
     auto [b, e] = find_token(comment);
-    if (b == std::string_view::npos) return start;
+    if (b == std::string_view::npos) return false;
     std::string_view v = comment.substr(b + kCkptToken.size(), e - b - kCkptToken.size());
-    int64_t t = 0;
+    if (v.empty() || v[0] < '0' || v[0] > '9') return false;
     auto r = std::from_chars(v.data(), v.data() + v.size(), t);
-    if (r.ec != std::errc{} || r.ptr != v.data() + v.size()) return start;
-    if (t < start) return start;
-    return t > now ? now : t;
+    return r.ec == std::errc{} && r.ptr == v.data() + v.size();
+}
+
+int64_t last_checkpoint(std::string_view comment, int64_t start, int64_t now) {
+    int64_t t = 0;
+    if (!claimed_checkpoint(comment, t) || t < start || t > now) return now;
+    return t;
 }
 
 std::string with_checkpoint(std::string_view comment, int64_t t) {

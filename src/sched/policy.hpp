@@ -70,13 +70,16 @@ private:
 // Comment token through which a job publishes its last durable checkpoint (unix seconds).
 inline constexpr std::string_view kCkptToken = "idletime:ckpt=";
 
-// Time of the last checkpoint claimed in `comment`, clamped to [start, now]; start when none.
+// The first checkpoint token of `comment` and its value (decimal digits only); false if none.
+bool claimed_checkpoint(std::string_view comment, int64_t &t);
+// Time of the last checkpoint claimed in `comment` when it lies in [start, now]; otherwise (no
+// token, garbage, before the start, in the future) `now`: an unproven claim protects nothing.
 int64_t last_checkpoint(std::string_view comment, int64_t start, int64_t now);
 // `comment` with its checkpoint token set to `t` (added at the end if absent); other text kept.
 std::string with_checkpoint(std::string_view comment, int64_t t);
 
 // Order of victims: sunk cost first (already notified), then least work lost
-// (GPU-seconds since the last checkpoint), then fewest GPUs beyond the need, then youngest.
+// (GPU-seconds since the last valid published checkpoint; 0 without one), then fewest GPUs beyond the need, then youngest.
 struct VictimKey {
     bool notified = false;
     uint64_t lost_gpu_s = 0;

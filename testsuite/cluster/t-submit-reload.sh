@@ -32,6 +32,14 @@ reconfigure() {
 	lines=$(wc -l <"$LOG")
 	scontrol reconfigure || it_fail "scontrol reconfigure"
 	RECONF_FROM=$((lines + 1))
+	# The plugin rereads its config in a watcher thread (never under slurmctld's locks): wait
+	# for its log line, which comes within a fraction of a second.
+	local i
+	for i in $(seq 50); do
+		tail -n +"$RECONF_FROM" "$LOG" | grep -qE 'idletime/job_submit: (loaded|cannot load config)' && return
+		sleep 0.1
+	done
+	it_fail "no job_submit/idletime reload logged within 5 s of scontrol reconfigure"
 }
 # logged_since_reconf TEXT: TEXT in slurmctld's log after the last reconfigure.
 logged_since_reconf() { tail -n +"$RECONF_FROM" "$LOG" | grep -qF -- "$1"; }

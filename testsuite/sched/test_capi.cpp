@@ -87,7 +87,9 @@ START_TEST(preemptable_and_rank) {
     ck_assert_uint_eq(idletime_sched_victim_rank(s, 4), UINT32_MAX);
     // idle-time jobs never preempt each other
     ck_assert_int_eq(idletime_sched_preemptable(s, &v[0], &v[1], NOW), 0);
-    ck_assert_int_eq(idletime_ckpt_comment_time(c10.c_str(), NOW - 5, NOW), NOW - 5);
+    ck_assert_int_eq(idletime_ckpt_comment_time(c10.c_str(), NOW - 5, NOW), NOW);  // before start: invalid
+    ck_assert_int_eq(idletime_ckpt_comment_time(c10.c_str(), NOW - 50, NOW), NOW - 10);
+    ck_assert_int_eq(idletime_ckpt_comment_time(nullptr, NOW - 50, NOW), NOW);
     idletime_sched_free(s);
 }
 END_TEST

@@ -16,16 +16,26 @@ struct CkptCase {
     int64_t start, want;
 };
 
+// No valid claim (none, garbage, before the start, in the future) reads as "checkpointed now":
+// nothing to lose, the least protected position (doc/design/scheduling-plugins.md).
 const CkptCase ckpt_cases[] = {
-    {"no comment", "", NOW - 100, NOW - 100},
+    {"no comment", "", NOW - 100, NOW},
     {"token alone", "idletime:ckpt=1699999990", NOW - 100, NOW - 10},
     {"other text kept around", "owner note; idletime:ckpt=1699999950 ft:restarts=2", NOW - 100, NOW - 50},
-    {"claim before start is clamped to start", "idletime:ckpt=1600000000", NOW - 100, NOW - 100},
-    {"claim in the future is clamped to now", "idletime:ckpt=1800000000", NOW - 100, NOW},
-    {"garbage value ignored", "idletime:ckpt=12x", NOW - 100, NOW - 100},
-    {"negative ignored", "idletime:ckpt=-5", NOW - 100, NOW - 100},
-    {"token must start a word", "xidletime:ckpt=1699999990", NOW - 100, NOW - 100},
-    {"empty value", "idletime:ckpt=", NOW - 100, NOW - 100},
+    {"claim at the start counts", "idletime:ckpt=1699999900", NOW - 100, NOW - 100},
+    {"claim at now counts", "idletime:ckpt=1700000000", NOW - 100, NOW},
+    {"claim before start is invalid", "idletime:ckpt=1600000000", NOW - 100, NOW},
+    {"claim one second before start is invalid", "idletime:ckpt=1699999899", NOW - 100, NOW},
+    {"claim in the future is invalid", "idletime:ckpt=1800000000", NOW - 100, NOW},
+    {"claim one second in the future is invalid", "idletime:ckpt=1700000001", NOW - 100, NOW},
+    {"garbage value ignored", "idletime:ckpt=12x", NOW - 100, NOW},
+    {"negative ignored", "idletime:ckpt=-5", NOW - 100, NOW},
+    {"plus sign ignored", "idletime:ckpt=+1699999990", NOW - 100, NOW},
+    {"overflowing value ignored", "idletime:ckpt=99999999999999999999999", NOW - 100, NOW},
+    {"token must start a word", "xidletime:ckpt=1699999990", NOW - 100, NOW},
+    {"empty value", "idletime:ckpt=", NOW - 100, NOW},
+    {"user's own text only", "my experiment 42", NOW - 100, NOW},
+    {"first token counts, later one ignored", "idletime:ckpt=1800000000 idletime:ckpt=1699999990", NOW - 100, NOW},
 };
 
 START_TEST(ckpt_parse) {
@@ -62,6 +72,7 @@ struct Cand {
     int64_t start_ago;
     int64_t ckpt_ago;  // -1 = none
     bool notified;
+    const char *comment = nullptr;  // set: the Comment as is (ckpt_ago unused)
 };
 
 struct OrderCase {
@@ -77,7 +88,20 @@ const std::vector<OrderCase> &order_cases() {
          {{1, 4, 3600, 1200, false}, {2, 4, 3600, 10, false}, {3, 4, 3600, 300, false}},
          {2, 3, 1}},
         {"loss counts GPUs", 1, {{1, 8, 3600, 100, false}, {2, 1, 3600, 500, false}}, {2, 1}},
-        {"no checkpoint: since start", 1, {{1, 1, 50, -1, false}, {2, 1, 3600, 100, false}}, {1, 2}},
+        {"no checkpoint: no loss, goes first", 1, {{1, 1, 50, -1, false}, {2, 1, 3600, 100, false}}, {1, 2}},
+        // Issue 11 item 6: withholding or forging the claim never protects a job.
+        {"withheld (old job) before a fresh publisher", 1,
+         {{1, 1, 7200, -1, false}, {2, 1, 3600, 5, false}}, {1, 2}},
+        {"withheld 8-GPU job before a 1-GPU publisher", 1,
+         {{1, 8, 7200, -1, false}, {2, 1, 3600, 1, false}}, {1, 2}},
+        {"Comment overwritten with own text", 1,
+         {{1, 1, 7200, 0, false, "do not preempt me"}, {2, 1, 3600, 60, false}}, {1, 2}},
+        {"claim before the start", 1,
+         {{1, 1, 600, 0, false, "idletime:ckpt=1600000000"}, {2, 1, 3600, 60, false}}, {1, 2}},
+        {"claim in the future", 1,
+         {{1, 1, 600, 0, false, "idletime:ckpt=1800000000"}, {2, 1, 3600, 60, false}}, {1, 2}},
+        {"garbled claim", 1,
+         {{1, 1, 600, 0, false, "idletime:ckpt=soon"}, {2, 1, 3600, 60, false}}, {1, 2}},
         {"equal loss: fewest GPUs beyond need", 4,
          {{1, 8, 3600, 60, false}, {2, 4, 3600, 120, false}}, {2, 1}},
         {"equal loss, no excess, same start: newer job id", 4,
@@ -94,7 +118,7 @@ const std::vector<OrderCase> &order_cases() {
 }
 
 JobView cand_view(const Cand &c, std::vector<std::string> &store) {
-    store.push_back(c.ckpt_ago < 0 ? "" : "idletime:ckpt=" + std::to_string(NOW - c.ckpt_ago));
+    store.push_back(c.comment ? c.comment : c.ckpt_ago < 0 ? "" : "idletime:ckpt=" + std::to_string(NOW - c.ckpt_ago));
     JobView v = fx::job(c.id, "idle-a100-east", c.gpus, NOW - c.start_ago);
     v.comment = store.back();
     v.preempt_time = c.notified ? NOW - 1 : 0;
