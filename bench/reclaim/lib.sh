@@ -88,7 +88,9 @@ rc_hook_configured() {
 rc_admin_comment() {
 	local c
 	c=$(it_job_field "$1" AdminComment)
-	[ -n "$c" ] && [ "$c" != "(null)" ] || c=$(sacct -n -X -P -j "$1" -o AdminComment | tail -n1)
+	# job_submit stamps the requested mode at submission ("m"); until the hook judged a run ("j")
+	# the record of an ended job is only in accounting.
+	[[ $c == *'"j":'* ]] || c=$(sacct -n -X -P -j "$1" -o AdminComment | tail -n1)
 	echo "$c"
 }
 

@@ -187,7 +187,15 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
  * non-numeric one; checked first, Slurm is not contacted), a failed save's error (nothing is
  * requeued), -ECANCELED (Slurm refused, or the job is no longer RUNNING: scancel also sends the
  * SIGTERM that raises the notice, and a job being cancelled is not requeued; the message says
- * which). */
+ * which).
+ * Time limit: the notice signal is also Slurm's warning before the job's time limit. release()
+ * requeues only a job Slurm has picked as a preemption victim (its preempt_time is set). When
+ * Slurm records no preemption and the time limit is near, release() does not requeue: it waits
+ * (polling slurmctld every 2 s) until Slurm ends the job at its limit, so the job ends TIMEOUT,
+ * and then returns -ETIME if still alive (requeues at once if Slurm picks the job as a victim
+ * meanwhile). Jobs submitted with --requeue-at-time-limit are requeued by the fault-tolerance
+ * hook after they end TIMEOUT, counted like a restart. No preemption and the limit not near
+ * (a stray signal): -ECANCELED, nothing requeued. */
 int idletime_ckpt_release(idletime_ckpt_t *h);
 
 #ifdef __cplusplus

@@ -136,6 +136,8 @@ START_TEST(test_settings_written) {
     ck_assert_int_eq(d.warn_signal, 10);  // USR1 in the example config
     ck_assert_int_eq(d.warn_time, 30);    // idle.grace_time
     ck_assert_int_eq(d.warn_flags, 0);    // no script: srun/salloc job, every step gets it
+    // The requested mode, in the initial fault-tolerance record (views read it after start).
+    ck_assert_str_eq(d.admin_comment.c_str(), "idletime-ft:{\"v\":1,\"m\":\"only\"}");
     desc.script = const_cast<char *>("#!/bin/sh\ntrain\n");
     d = decide(g_cfg, view_of(&desc));
     // sbatch: the batch shell's process group (children, srun forwarding to its steps)
@@ -147,6 +149,7 @@ START_TEST(test_settings_written) {
     d = decide(g_cfg, view_of(&desc));
     ck_assert(d.action == Action::Apply);
     ck_assert(!d.requeue && !d.notice && d.set_account.empty());
+    ck_assert_str_eq(d.admin_comment.c_str(), "idletime-ft:{\"v\":1,\"m\":\"none\"}");
 }
 END_TEST
 

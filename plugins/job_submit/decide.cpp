@@ -150,6 +150,7 @@ static Decision route(const idletime_config_t *cfg, const Submission &sub) {
     if (!sub.quota) d.job_env.emplace_back(IDLETIME_ENV_QUOTA, d.quota);
     d.requeue = idletime_resolution_requeue(res.get()) != 0;
     add_notice(cfg, req.mode, sub.batch, d);
+    d.admin_comment = std::string("idletime-ft:{\"v\":1,\"m\":\"") + idletime_mode_name(req.mode) + "\"}";
     d.summary = std::string("mode=") + idletime_mode_name(req.mode) + " quota=" + d.quota +
                 " account=" + (account ? *account : "?") + " partitions=" + d.partitions;
     return d;

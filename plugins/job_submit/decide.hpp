@@ -48,6 +48,10 @@ struct Decision {
     // otherwise 0 = every step. See doc/design/notice-and-release.md.
     uint16_t warn_flags = 0;
     std::string quota, summary;  // for the log line
+    // Apply: the job's initial fault-tolerance record carrying the requested mode
+    // ("idletime-ft:{...,"m":MODE}"), written into AdminComment when the submission has none, so
+    // the views show the mode the user asked for after Slurm narrowed the partitions at start.
+    std::string admin_comment;
     // Apply: NAME, value pairs the job must see that the submission did not carry (the resolved
     // quota when --quota was not given; the mode when only the quota was): job_submit_idletime
     // adds them to spank_job_env (prolog/epilog: SPANK_NAME) and, for batch jobs, to the job's

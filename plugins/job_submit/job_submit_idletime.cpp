@@ -217,6 +217,9 @@ bool apply(const Decision &d, job_desc_msg_t *desc) {
     add_job_env(with_key, desc);
     if (!d.set_account.empty() && !replace(&desc->account, d.set_account)) return false;
     if (d.requeue) desc->requeue = 1;
+    // An administrator's own --admin-comment wins (the views then derive the mode).
+    if (!d.admin_comment.empty() && (!desc->admin_comment || !*desc->admin_comment))
+        replace(&desc->admin_comment, d.admin_comment);
     if (d.notice) {
         if (desc->warn_signal && desc->warn_signal != NO_VAL16 && desc->warn_signal != d.warn_signal)
             slurm_info("idletime/job_submit: replacing the job's --signal %u with the checkpoint signal %u",

@@ -55,7 +55,19 @@ const ValidateCase kValidate[] = {
     {kHangTimeout, "600", true, ""},
     {kRunType, "async", true, ""},
     {kRunType, "both", false, "allowed: sync, async"},
+    {kRequeueAtTimeLimit, "yes", true, ""},
+    {kRequeueAtTimeLimit, "no", true, ""},
+    {kRequeueAtTimeLimit, "maybe", false, "allowed: yes, no"},
 };
+
+// --requeue-at-time-limit without a value means yes.
+START_TEST(test_bare_flag) {
+    OptionState st;
+    ck_assert_str_eq(st.set_cli(kRequeueAtTimeLimit, nullptr).c_str(), "");
+    ck_assert_str_eq(st.effective(kRequeueAtTimeLimit)->c_str(), "yes");
+    ck_assert_msg(!st.set_cli(kMaxRestarts, nullptr).empty(), "--max-restarts without a value accepted");
+}
+END_TEST
 
 START_TEST(test_validate) {
     const ValidateCase &c = kValidate[_i];
@@ -289,6 +301,7 @@ Suite *spank_suite() {
     tcase_add_loop_test(tc, test_validate, 0, sizeof(kValidate) / sizeof(kValidate[0]));
     tcase_add_loop_test(tc, test_precedence, 0, sizeof(kPrecedence) / sizeof(kPrecedence[0]));
     tcase_add_test(tc, test_plugstack);
+    tcase_add_test(tc, test_bare_flag);
     tcase_add_test(tc, test_control_env);
     suite_add_tcase(s, tc);
     TCase *dir = tcase_create("ckpt_dir");

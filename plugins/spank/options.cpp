@@ -22,6 +22,9 @@ const std::array<OptionSpec, kOptionCount> kOptions{{
      "default_hang_timeout", "IDLETIME_HANG_TIMEOUT", ValueKind::Count, nullptr, false},
     {"run-type", "TYPE", "Restart all workers (sync) or only the failed one (async)", "IDLETIME_RUN_TYPE",
      "default_run_type", "IDLETIME_RUN_TYPE", ValueKind::Enum, "sync|async", false},
+    {"requeue-at-time-limit", "[yes|no]", "At its time limit requeue the job (counted as a restart) "
+     "instead of ending it TIMEOUT", "IDLETIME_REQUEUE_AT_TIME_LIMIT", "default_requeue_at_time_limit",
+     "IDLETIME_REQUEUE_AT_TIME_LIMIT", ValueKind::Enum, "yes|no", false, "yes"},
 }};
 
 namespace {
@@ -83,6 +86,7 @@ std::string OptionState::set_cli(int index, const char *value) {
     if (index < 0 || index >= kOptionCount) return "unknown option index " + std::to_string(index);
     const OptionSpec &spec = kOptions[index];
     std::string v = value ? value : "";
+    if (v.empty() && spec.bare) v = spec.bare;  // --requeue-at-time-limit alone
     std::string err = validate(spec, v, std::string("--") + spec.name);
     if (!err.empty()) return err;
     cli_[index] = v;

@@ -28,10 +28,12 @@ struct OptionSpec {
     ValueKind kind;
     const char *allowed;      // Enum only: "a|b|c"
     bool routing;             // decides partitions: sent only when the user asked for idletime
+    const char *bare = nullptr;  // the argument is optional; given without one it means this
 };
 
 // Index of each option in kOptions (also the SPANK option "val").
-enum OptionIndex : int { kIdleResources, kQuota, kMaxRestarts, kFtPolicy, kHangTimeout, kRunType, kOptionCount };
+enum OptionIndex : int { kIdleResources, kQuota, kMaxRestarts, kFtPolicy, kHangTimeout, kRunType,
+                         kRequeueAtTimeLimit, kOptionCount };
 
 extern const std::array<OptionSpec, kOptionCount> kOptions;
 

@@ -52,7 +52,7 @@ struct spank_option make_option(int index) {
     o.name = const_cast<char *>(s.name);
     o.arginfo = const_cast<char *>(s.arginfo);
     o.usage = const_cast<char *>(s.usage);
-    o.has_arg = 1;
+    o.has_arg = s.bare ? 2 : 1;  // 2: optional argument
     o.val = index;
     o.cb = option_cb;
     return o;

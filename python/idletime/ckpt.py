@@ -260,5 +260,7 @@ class Checkpointer:
         self._check(self._lib.idletime_ckpt_progress(self._handle(), step))
 
     def release(self):
-        """After the final save is durable: requeue our own Slurm job now (see ckpt.h)."""
+        """After the final save is durable: requeue our own Slurm job now if Slurm picked it as a
+        preemption victim. At a time-limit warning (no preemption recorded by Slurm) it does not
+        requeue: it waits until Slurm ends the job at its limit (TIMEOUT); see ckpt.h."""
         self._check(self._lib.idletime_ckpt_release(self._handle()))

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -300,9 +301,15 @@ static void make_libslurm_global()
         (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept open on purpose
 }
 
-// SIGTERM also comes from scancel, and Slurm requeues even a job being cancelled: requeue only
-// a job that is still RUNNING (a preemption notice), so a cancel stays a cancel.
-static void check_still_running(uint32_t id, const std::string &job)
+// What slurmctld records for our job: whether it is still RUNNING, when it picked the job as a
+// preemption victim (0 = never) and when the run must end.
+struct JobNow {
+    uint32_t state = 0;
+    time_t preempt_time = 0;
+    time_t end_time = 0;
+};
+
+static JobNow load_job_now(uint32_t id, const std::string &job)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
@@ -310,14 +317,54 @@ static void check_still_running(uint32_t id, const std::string &job)
         slurm_free_job_info_msg(msg);
         throw Error(-ECANCELED, "release: cannot read job " + job + " from Slurm: " + why);
     }
-    const uint32_t st = msg->job_array[0].job_state;
+    JobNow n{msg->job_array[0].job_state, msg->job_array[0].preempt_time,
+             msg->job_array[0].end_time};
     slurm_free_job_info_msg(msg);
-    if ((st & JOB_STATE_BASE) != JOB_RUNNING || (st & JOB_COMPLETING))
+    return n;
+}
+
+static bool running(const JobNow &n)
+{
+    return (n.state & JOB_STATE_BASE) == JOB_RUNNING && !(n.state & JOB_COMPLETING);
+}
+
+// SIGTERM also comes from scancel, and Slurm requeues even a job being cancelled: requeue only
+// a job that is still RUNNING (a preemption notice), so a cancel stays a cancel.
+static void check_still_running(const JobNow &n, const std::string &job)
+{
+    if (!running(n))
         throw Error(-ECANCELED, "release: job " + job + " is no longer running (" +
-                                    ((st & JOB_STATE_BASE) == JOB_CANCELLED ? "cancelled"
-                                     : (st & JOB_COMPLETING)               ? "ending"
-                                                                            : "not running") +
+                                    ((n.state & JOB_STATE_BASE) == JOB_CANCELLED ? "cancelled"
+                                     : (n.state & JOB_COMPLETING)               ? "ending"
+                                                                                 : "not running") +
                                     "), not requeued");
+}
+
+// The notice signal is also Slurm's warning before the time limit (--signal=SIG@GraceTime).
+// Slurm records preempt_time when it picks a victim, before it signals: without one the notice
+// is the time-limit warning, and a requeue would let the job run past its limit. So wait
+// for Slurm to end the job at its limit (state TIMEOUT; --requeue-at-time-limit makes the
+// fault-tolerance hook requeue it then), unless Slurm picks it as a victim meanwhile.
+static void wait_for_time_limit(uint32_t id, const std::string &job, JobNow n)
+{
+    const time_t now = ::time(nullptr);
+    const int64_t deadline = idletime::ckpt::notice_deadline();
+    const int64_t near = deadline > 0 ? deadline + 120 : now + 180;
+    if (n.end_time <= 0 || n.end_time > near)
+        throw Error(-ECANCELED, "release: Slurm records no preemption of job " + job +
+                                    " and its time limit is not near: not requeued");
+    std::fprintf(stderr, "idletime/ckpt: release: job %s got its time-limit warning (no preemption "
+                         "recorded by Slurm): not requeued; waiting for Slurm to end it at its "
+                         "time limit in %lld s\n", job.c_str(), (long long)(n.end_time - now));
+    while (running(n) && !n.preempt_time) {
+        if (::time(nullptr) > n.end_time + 600)
+            throw Error(-ETIME, "release: job " + job + " still runs 600 s after its time limit");
+        struct timespec ts{2, 0};
+        ::nanosleep(&ts, nullptr);  // the SIGTERM at the limit only sets the notice flag
+        n = load_job_now(id, job);
+    }
+    if (!n.preempt_time)
+        throw Error(-ETIME, "release: job " + job + " ended at its time limit, not requeued");
 }
 
 int idletime_ckpt_release(idletime_ckpt_t *h)
@@ -335,7 +382,12 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
             make_libslurm_global();
             slurm_init(nullptr);
         });
-        check_still_running(static_cast<uint32_t>(id), job);
+        JobNow n = load_job_now(static_cast<uint32_t>(id), job);
+        check_still_running(n, job);
+        if (!n.preempt_time) {
+            wait_for_time_limit(static_cast<uint32_t>(id), job, n);
+            check_still_running(load_job_now(static_cast<uint32_t>(id), job), job);
+        }
         if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
                                         slurm_strerror(slurm_get_errno()));

@@ -28,6 +28,9 @@ struct FtSettings {
     uint32_t backoff_initial_s = 10;    // delay before the first failure restart
     double backoff_factor = 2.0;        // growth per further restart
     uint32_t backoff_max_s = 300;       // cap
+    // Per job only (--requeue-at-time-limit): a run that reaches its time limit is requeued
+    // instead of ending TIMEOUT; counted and limited like a failure restart (max_restarts).
+    bool requeue_at_time_limit = false;
 };
 
 const char *ft_policy_name(FtPolicy p);

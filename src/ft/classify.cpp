@@ -128,6 +128,11 @@ bool apply_overrides(FtSettings &s, const std::map<std::string, std::string> &kv
         if (k == "max_restarts") ok = parse_count(v, n.max_restarts);
         else if (k == "max_preemptions") ok = parse_count(v, n.max_preemptions);
         else if (k == "hang_timeout") ok = parse_count(v, n.hang_timeout_s);
+        else if (k == "requeue_at_time_limit") {
+            ok = v == "yes" || v == "no";
+            n.requeue_at_time_limit = v == "yes";
+            allowed = "yes, no";
+        }
         else if (k == "ft_policy") {
             ok = parse_policy(v, n.policy);
             allowed = "none, exit-code, exit-code-and-error-msg";
@@ -136,7 +141,8 @@ bool apply_overrides(FtSettings &s, const std::map<std::string, std::string> &kv
             allowed = "sync, async";
         } else {
             err = "unknown fault-tolerance setting \"" + k +
-                  "\" (allowed: max_restarts, max_preemptions, ft_policy, hang_timeout, run_type)";
+                  "\" (allowed: max_restarts, max_preemptions, ft_policy, hang_timeout, run_type, "
+                  "requeue_at_time_limit)";
             return false;
         }
         if (!ok) {
@@ -166,6 +172,7 @@ const char *verdict_str(Verdict v) {
     case Verdict::Permanent: return "permanent";
     case Verdict::Preempted: return "preempted";
     case Verdict::NodeFailure: return "node-failure";
+    case Verdict::TimeLimit: return "time-limit";
     }
     return "?";
 }
@@ -239,7 +246,7 @@ static std::optional<Classification> by_output(const FtSettings &s, const Matche
 Classification classify(const FtSettings &s, const Matcher &m, const ExitInfo &e) {
     if (e.cancelled) return make(Verdict::Permanent, "cancel", "cancelled");
     if (e.preempted) return make(Verdict::Preempted, "preempt", "preempted");
-    if (e.timeout) return make(Verdict::Permanent, "timeout", "time limit reached");
+    if (e.timeout) return make(Verdict::TimeLimit, "timeout", "time limit reached");
     // Before the exit code and the policy: the run's status says nothing about the job then.
     if (e.node_fail) return make(Verdict::NodeFailure, "node", "node failure");
     const int code = e.signal > 0 ? 128 + (e.signal & 0x7f) : e.exit_code;

@@ -52,6 +52,27 @@ static Decision node_failed(const Counters &c) {
     return d;
 }
 
+// Requeued at its time limit only when the job asked for it, within the restart budget.
+static Decision time_limit(const FtSettings &s, const Counters &c) {
+    Decision d;
+    d.after = c;
+    d.action = Action::Fail;
+    if (!s.requeue_at_time_limit) {
+        d.reason = "time limit reached";
+        return d;
+    }
+    if (c.failures + c.time_limits >= s.max_restarts) {
+        d.reason = "max restarts exceeded (last cause: time limit reached)";
+        return d;
+    }
+    d.after.time_limits++;
+    d.action = Action::Restart;
+    d.reason = "requeued at its time limit (--requeue-at-time-limit, restart " +
+               std::to_string(d.after.failures + d.after.time_limits) + "/" +
+               std::to_string(s.max_restarts) + ")";
+    return d;
+}
+
 Decision decide(const FtSettings &s, const Counters &c, const Classification &cl) {
     Decision d;
     d.after = c;
@@ -64,6 +85,8 @@ Decision decide(const FtSettings &s, const Counters &c, const Classification &cl
         return preempted(s, c);
     case Verdict::NodeFailure:
         return node_failed(c);
+    case Verdict::TimeLimit:
+        return time_limit(s, c);
     case Verdict::Permanent:
         d.action = Action::Fail;
         d.reason = "permanent failure: " + cl.reason;
@@ -71,7 +94,7 @@ Decision decide(const FtSettings &s, const Counters &c, const Classification &cl
     case Verdict::Retryable:
         break;
     }
-    if (c.failures >= s.max_restarts) {
+    if (c.failures + c.time_limits >= s.max_restarts) {
         d.action = Action::Fail;
         d.reason = "max restarts exceeded (last cause: " + cl.reason + ")";
         return d;

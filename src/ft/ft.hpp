@@ -25,7 +25,7 @@ bool parse_policy(const std::string &text, FtPolicy &out);
 bool parse_run_type(const std::string &text, RunType &out);
 
 // Per-job overrides (SPANK options / agent flags). Keys: max_restarts, max_preemptions,
-// ft_policy, hang_timeout, run_type. Values as text; counts are decimal 0..1000000.
+// ft_policy, hang_timeout, run_type, requeue_at_time_limit (yes|no). Values as text; counts are decimal 0..1000000.
 // On error returns false, leaves s untouched and names the key and the allowed values in err.
 bool apply_overrides(FtSettings &s, const std::map<std::string, std::string> &kv,
                      std::string &err);
@@ -35,7 +35,8 @@ std::string signal_name(int signo);
 
 // ---- Exit classification ----
 // NodeFailure: a node of the job failed; retried like a preemption (never the job's fault).
-enum class Verdict { Success, Retryable, Permanent, Preempted, NodeFailure };
+// TimeLimit: the run reached its time limit; requeued only with requeue_at_time_limit.
+enum class Verdict { Success, Retryable, Permanent, Preempted, NodeFailure, TimeLimit };
 const char *verdict_str(Verdict v);
 
 struct ExitInfo {
@@ -81,6 +82,8 @@ struct Counters {
     uint32_t preemptions = 0;
     uint32_t failures = 0;  // failure restarts done (the budget max_restarts limits)
     uint32_t node_failures = 0;  // restarts after node failures (capped by kMaxNodeFailures)
+    uint32_t time_limits = 0;    // requeues at the time limit (--requeue-at-time-limit); they
+                                 // share the max_restarts budget with failures
 };
 // A job that loses this many nodes is probably what breaks them: it fails then.
 // Counters saturate at UINT32_MAX instead of wrapping (a forged report's "w" cannot reset them).
@@ -136,9 +139,12 @@ struct RunRecord {
     int64_t ended = 0;
     int64_t ckpt = 0;       // newest durable checkpoint when the run ended (Comment
                             // "idletime:ckpt=<t>"): the next run resumes from it; 0 = none
+    uint32_t by = 0;        // preemptions: the job that took the resources (0 = unknown)
+    std::string quota{};    // preemptions: the quota that reclaimed them ("" = unknown)
 };
 
 struct JobState {
+    std::string mode;           // requested --idle-resources (job_submit stamps it at submission)
     Counters counters;
     int64_t judged_start = -1;  // start time of the last run already decided, -1 = none
     std::string pending;        // "requeue" while a decided requeue is not yet confirmed

@@ -118,7 +118,8 @@ bool parse_history(json_object *o, JobState &st, std::string &err) {
         RunRecord r;
         if (!get_u32(e, "r", r.run, err) || !get_str(e, "k", r.kind, err) ||
             !get_str(e, "w", r.reason, err) || !get_str(e, "a", r.action, err) ||
-            !get_i64(e, "t", r.ended, err) || !get_i64(e, "c", r.ckpt, err))
+            !get_i64(e, "t", r.ended, err) || !get_i64(e, "c", r.ckpt, err) ||
+            !get_u32(e, "o", r.by, err) || !get_str(e, "y", r.quota, err))
             return false;
         st.history.push_back(std::move(r));
     }
@@ -130,9 +131,11 @@ bool parse_history(json_object *o, JobState &st, std::string &err) {
 std::string state_serialize(const JobState &st) {
     json_object *o = json_object_new_object();
     put_int(o, "v", 1);
+    if (!st.mode.empty()) put_str(o, "m", cut(st.mode, 16));
     put_int(o, "p", st.counters.preemptions);
     put_int(o, "f", st.counters.failures);
     if (st.counters.node_failures) put_int(o, "n", st.counters.node_failures);
+    if (st.counters.time_limits) put_int(o, "l", st.counters.time_limits);
     put_int(o, "j", st.judged_start);
     if (!st.pending.empty()) put_str(o, "q", st.pending);
     if (st.begin_at) put_int(o, "b", st.begin_at);
@@ -148,6 +151,8 @@ std::string state_serialize(const JobState &st) {
         put_str(e, "a", r.action);
         put_int(e, "t", r.ended);
         if (r.ckpt) put_int(e, "c", r.ckpt);
+        if (r.by) put_int(e, "o", r.by);
+        if (!r.quota.empty()) put_str(e, "y", cut(r.quota, 64));
         json_object_array_add(h, e);
     }
     json_object_object_add(o, "h", h);
@@ -162,6 +167,8 @@ bool state_parse(const std::string &text, JobState &out, std::string &err) {
     bool ok = o && get_u32(o.get(), "p", st.counters.preemptions, err) &&
               get_u32(o.get(), "f", st.counters.failures, err) &&
               get_u32(o.get(), "n", st.counters.node_failures, err) &&
+              get_u32(o.get(), "l", st.counters.time_limits, err) &&
+              get_str(o.get(), "m", st.mode, err) &&
               get_i64(o.get(), "j", st.judged_start, err) && get_str(o.get(), "q", st.pending, err) &&
               get_i64(o.get(), "b", st.begin_at, err) &&
               get_str(o.get(), "x", st.final_reason, err) && parse_history(o.get(), st, err);

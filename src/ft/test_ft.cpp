@@ -57,7 +57,7 @@ const ClassRow class_rows[] = {
     {N, flag(&ExitInfo::preempted, 143), Verdict::Preempted, "preempted"},
     {E, flag(&ExitInfo::preempted, 0), Verdict::Preempted, "preempted"},
     {E, flag(&ExitInfo::cancelled, 143), Verdict::Permanent, "cancelled"},
-    {E, flag(&ExitInfo::timeout, 143), Verdict::Permanent, "time limit reached"},
+    {E, flag(&ExitInfo::timeout, 143), Verdict::TimeLimit, "time limit reached"},
     {E, flag(&ExitInfo::node_fail), Verdict::NodeFailure, "node failure"},
     {N, flag(&ExitInfo::node_fail, 0), Verdict::NodeFailure, "node failure"},  // any policy
     {E, flag(&ExitInfo::node_fail, 1), Verdict::NodeFailure, "node failure"},  // any exit

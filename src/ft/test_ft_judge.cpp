@@ -137,7 +137,21 @@ const Row rows[] = {
     {"cancelled", [] { auto j = failed_job(0); j.end = JobEnd::Cancelled; j.wait_status = 15; return j; },
      Op::Record, 0, 0, "permanent failure: cancelled", 0},
     {"timeout", [] { auto j = failed_job(0); j.end = JobEnd::Timeout; return j; },
-     Op::Record, 0, 0, "permanent failure: time limit reached", 0},
+     Op::Record, 0, 0, "time limit reached", 0},
+    // --requeue-at-time-limit: requeued by the hook, within the max_restarts budget.
+    {"timeout-requeue", [] { auto j = failed_job(0); j.end = JobEnd::Timeout;
+                             j.env_overrides = {{"requeue_at_time_limit", "yes"}}; return j; },
+     Op::Requeue, 0, 0, "requeued at its time limit (--requeue-at-time-limit, restart 1/3)", 0},
+    {"timeout-requeue-no", [] { auto j = failed_job(0); j.end = JobEnd::Timeout;
+                                j.env_overrides = {{"requeue_at_time_limit", "no"}}; return j; },
+     Op::Record, 0, 0, "time limit reached", 0},
+    {"timeout-requeue-spent", [] { auto j = failed_job(0); j.end = JobEnd::Timeout;
+                                   j.admin_comment = state_with(0, 3);
+                                   j.env_overrides = {{"requeue_at_time_limit", "yes"}}; return j; },
+     Op::Record, 0, 3, "max restarts exceeded (last cause: time limit reached)", 0},
+    {"timeout-requeue-bad", [] { auto j = failed_job(0); j.end = JobEnd::Timeout;
+                                 j.env_overrides = {{"requeue_at_time_limit", "maybe"}}; return j; },
+     Op::Record, 0, 0, "time limit reached", 1},
     {"user-requeue", [] { auto j = failed_job(0); j.end = JobEnd::Requeued; j.requeued = true;
                           j.admin_comment = state_with(1, 1); return j; },
      Op::Record, 1, 1, "requeued by its owner", 0},

@@ -43,6 +43,41 @@ START_TEST(t_state_roundtrip) {
 }
 END_TEST
 
+// The requested mode (stamped by job_submit), time-limit requeues and who preempted a run.
+START_TEST(t_state_mode_timelimit_preemptor) {
+    JobState st;
+    std::string err;
+    ck_assert_msg(state_parse("idletime-ft:{\"v\":1,\"m\":\"acceptable\"}", st, err), "%s", err.c_str());
+    ck_assert_str_eq(st.mode.c_str(), "acceptable");
+    ck_assert_int_eq(st.judged_start, -1);
+    FtSettings s;
+    s.requeue_at_time_limit = true;
+    Classification tl{Verdict::TimeLimit, "time limit reached", "timeout"};
+    Decision d = decide(s, st.counters, tl);
+    ck_assert_int_eq(int(d.action), int(Action::Restart));
+    state_record(st, 0, 100, tl, d, 200);
+    Classification pre{Verdict::Preempted, "preempted", "preempt"};
+    state_record(st, 1, 300, pre, decide(s, st.counters, pre), 400);
+    st.history.back().by = 4242;
+    st.history.back().quota = "team-a";
+    JobState back;
+    ck_assert_msg(state_parse(state_serialize(st), back, err), "%s", err.c_str());
+    ck_assert_str_eq(back.mode.c_str(), "acceptable");
+    ck_assert_uint_eq(back.counters.time_limits, 1);
+    ck_assert_uint_eq(back.counters.preemptions, 1);
+    ck_assert_uint_eq(back.history.back().by, 4242);
+    ck_assert_str_eq(back.history.back().quota.c_str(), "team-a");
+    // Time-limit requeues share the failure budget.
+    s.max_restarts = 1;
+    ck_assert_int_eq(int(decide(s, back.counters, tl).action), int(Action::Fail));
+    Classification ex{Verdict::Retryable, "exit code 137", "exit"};
+    ck_assert_int_eq(int(decide(s, back.counters, ex).action), int(Action::Fail));
+    s.requeue_at_time_limit = false;
+    s.max_restarts = 5;
+    ck_assert_int_eq(int(decide(s, Counters{}, tl).action), int(Action::Fail));
+}
+END_TEST
+
 START_TEST(t_state_long_reason_cut) {
     JobState st;
     std::string lng(5000, 'x');
@@ -222,6 +257,7 @@ Suite *ft_suite_state() {
     Suite *s = suite_create("ft-state");
     TCase *t = tcase_create("state");
     tcase_add_test(t, t_state_roundtrip);
+    tcase_add_test(t, t_state_mode_timelimit_preemptor);
     tcase_add_test(t, t_state_long_reason_cut);
     tcase_add_test(t, t_state_empty);
     tcase_add_loop_test(t, t_state_garbage, 0, int(sizeof garbage / sizeof garbage[0]));

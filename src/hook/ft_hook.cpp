@@ -150,7 +150,7 @@ std::map<std::string, std::string> env_overrides() {
     static const std::pair<const char *, const char *> keys[] = {
         {"MAX_RESTARTS", "max_restarts"}, {"MAX_PREEMPTIONS", "max_preemptions"},
         {"FT_POLICY", "ft_policy"},       {"HANG_TIMEOUT", "hang_timeout"},
-        {"RUN_TYPE", "run_type"}};
+        {"RUN_TYPE", "run_type"},         {"REQUEUE_AT_TIME_LIMIT", "requeue_at_time_limit"}};
     std::map<std::string, std::string> kv;
     for (const auto &[env, key] : keys) {
         for (const char *prefix : {"SPANK_IDLETIME_", "IDLETIME_"}) {
@@ -293,6 +293,30 @@ std::string wake_spool(const Options &o) {
     return IDLETIME_DEFAULT_WAKE_DIR;
 }
 
+// A preempted run: which quota reclaimed its resources, and the job that took them. The owner
+// starts once the victim has left its nodes, within seconds; look for up to wait_s.
+void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan &p) {
+    if (p.cause.verdict != ft::Verdict::Preempted || p.new_state.history.empty() ||
+        job.snap.preempt_time <= 0)
+        return;
+    slurmjob::Preemptor who;
+    std::string err;
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    while (!slurmjob::find_preemptor(id, job.snap.nodes, job.snap.preempt_time, who, err)) {
+        if (std::chrono::steady_clock::now() >= until) {
+            logf("job %u: no job of a quota partition started on its nodes within %d s%s%s: "
+                 "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    ft::RunRecord &r = p.new_state.history.back();
+    r.by = who.job_id;
+    r.quota = who.quota;
+    r.reason = "reclaimed by quota " + who.quota + " (job " + std::to_string(who.job_id) + ")";
+    logf("job %u: %s", id, r.reason.c_str());
+}
+
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     const FtSettings site = site_settings(o.config, o.last_good);
@@ -303,6 +327,7 @@ int run(const Options &o, slurmjob::Job &job) {
          ft::ended_run(job.snap), p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
          p.new_state.counters.failures, p.new_state.counters.node_failures);
+    name_preemptor(o.job_id, job, o.foreground ? 5 : 30, p);
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:

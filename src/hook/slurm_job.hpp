@@ -47,6 +47,15 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err);
 bool set_begin_time(uint32_t job_id, time_t t, std::string &err);
 bool requeue(uint32_t job_id, std::string &err);
+// The job that took a preempted run's resources: of the jobs now in a quota partition
+// ("quota-<q>"), the first that started at or after preempt_time on one of the run's nodes.
+// False with err "" when none has started yet.
+struct Preemptor {
+    uint32_t job_id = 0;
+    std::string quota;
+};
+bool find_preemptor(uint32_t victim, const std::vector<std::string> &nodes, int64_t preempt_time,
+                    Preemptor &out, std::string &err);
 bool cancel(uint32_t job_id, std::string &err);
 
 }  // namespace idletime::slurmjob

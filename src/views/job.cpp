@@ -186,10 +186,15 @@ JobView derive(const Catalog &cat, const JobInfo &j, int64_t now, bool operator_
         if (const Pool *p = cfg.pool_of(*q)) v.tenant = p->tenant;
     ft::JobState st;
     std::string err;
-    v.ft_record = !j.admin_comment.empty() && ft::state_parse(j.admin_comment, st, err);
+    const bool parsed = !j.admin_comment.empty() && ft::state_parse(j.admin_comment, st, err);
+    // What the user asked for survives start (Slurm narrows the partitions then).
+    if (parsed && (st.mode == "none" || st.mode == "acceptable" || st.mode == "only")) v.mode = st.mode;
+    // job_submit's stamp alone (no run judged yet) is no record of restarts.
+    v.ft_record = parsed && (st.judged_start != -1 || !st.history.empty());
     if (v.ft_record) {
         v.preemptions = st.counters.preemptions;
-        v.failures = st.counters.failures;
+        v.time_limits = st.counters.time_limits;
+        v.failures = st.counters.failures + st.counters.time_limits;
     } else {
         st = ft::JobState{};
         v.failures = j.restart_cnt;  // without a record Slurm's count cannot be split

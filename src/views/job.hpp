@@ -50,12 +50,14 @@ struct JobView {
     const JobInfo *job = nullptr;
     std::string quota;       // "" when the job is not an idletime job
     std::string tenant;
-    std::string mode;        // none|acceptable|only, "" when unknown
+    std::string mode;        // requested none|acceptable|only (the record job_submit stamped,
+                             // else derived from the partitions), "" when unknown
     Status status = Status::Queuing;
     std::string reason;      // Failed: why; Stopped/Restarting/Resource Preempted: detail
     Resources resources = Resources::None;
     std::string pool;        // pool the job runs in, "" when not running
-    uint32_t preemptions = 0, failures = 0;
+    uint32_t preemptions = 0, failures = 0;  // failures include time_limits
+    uint32_t time_limits = 0;                // requeues at the time limit
     bool ft_record = false;  // counters come from the fault-tolerance record
     std::string nodes;       // nodes as shown to the viewer (may be the placeholder)
     int64_t age_s = 0;       // now - submit_time

@@ -72,6 +72,7 @@ json_object *job_json(const JobView &v) {
     json_object *r = json_object_new_object();
     put_i(r, "preemptions", v.preemptions);
     put_i(r, "failures", v.failures);
+    put_i(r, "time_limits", v.time_limits);
     put(r, "source", str(v.ft_record ? "ft-record" : "slurm"));
     put(o, "restarts", r);
     put_i(o, "submit_time", j.submit_time);

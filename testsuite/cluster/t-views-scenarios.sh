@@ -151,7 +151,7 @@ fin=$(acct_json "$c")
 it_assert_eq "3|2|0" "$(jq -r '[(.runs|length), .preemptions, .failures]|join("|")' <<<"$e")" "C --events runs|P|F"
 it_assert_eq "idle-a100-east|not-in-quota|4|a100-1" "$(jq -r '[.runs[].partition]|unique|join(",")' <<<"$e")|$(jq -r '[.runs[].resources]|unique|join(",")' <<<"$e")|$(jq -r '[.runs[].gpus]|unique|join(",")' <<<"$e")|$(jq -r '[.runs[].nodes]|unique|join(",")' <<<"$e")" "C runs: partition|resources|gpus|nodes"
 for i in 0 1; do
-	[[ $(jq -r ".runs[$i].ended" <<<"$e") == "preempted ("* ]] || it_fail "run $i of C ended: $(jq -r ".runs[$i].ended" <<<"$e")"
+	[[ $(jq -r ".runs[$i].ended" <<<"$e") == "preempted: reclaimed by quota team-b (job "* ]] || it_fail "run $i of C ended: $(jq -r ".runs[$i].ended" <<<"$e")"
 	ck=$(jq -r ".h[] | select(.r == $i) | .c" <<<"$fin")
 	it_assert_eq "$ck" "$(jq -r ".runs[$((i + 1))].resumed_from_checkpoint" <<<"$e")" "checkpoint run $((i + 1)) resumed from"
 	s=$(jq -r ".runs[$i].start_time" <<<"$e"); t=$(jq -r ".runs[$i].end_time" <<<"$e")

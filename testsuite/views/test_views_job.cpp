@@ -105,6 +105,17 @@ std::vector<Case> cases() {
     c.push_back({"account of two quotas, ambiguous none", job(SlurmState::Running, "team-x", {"idle-a100-east"}),
                  false, Status::Running, Resources::NotInQuota, "", "", kHiddenNodes, nullptr, 0, 0});
     c.push_back(pt);
+    // Started In Quota: Slurm narrowed the partitions to the quota one; job_submit's stamp keeps
+    // the requested mode (and is no restart record: the counters stay Slurm's).
+    Case st{"acceptable started in quota, stamped", job(SlurmState::Running, "team-a", {"quota-team-a"}), false,
+            Status::Running, Resources::InQuota, "team-a", "acceptable", "a100-[1-2]", nullptr, 0, 0};
+    st.j.admin_comment = "idletime-ft:{\"v\":1,\"m\":\"acceptable\"}";
+    c.push_back(st);
+    Case un = st;
+    un.name = "unstamped in quota derives none";
+    un.j.admin_comment.clear();
+    un.mode = "none";
+    c.push_back(un);
     return c;
 }
 

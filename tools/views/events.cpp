@@ -28,20 +28,57 @@ struct Run {
     slurmread::RunRow row;
     Resources res = Resources::None;
     std::string ended;  // how the run ended, in words
+    std::string cause;  // why, as a key (see cause_of), "" while it runs
+    std::string quota;  // reclaimed: the quota that took the resources, "" = unknown
+    uint32_t by = 0;    // reclaimed: the preempting job, 0 = unknown
     std::string nodes;
     int64_t resumed_from = 0;  // checkpoint (time taken) this run resumed from, 0 = none known
 };
 
+// Why a run ended, as a key: reclaimed, time-limit, node-failure, requeue (owner or admin),
+// hung, failure, cancelled, succeeded; "" while it runs or waits.
+std::string cause_of(const slurmread::RunRow &r, const ft::RunRecord *rec) {
+    if (rec) {
+        if (rec->kind == "preempt") return "reclaimed";
+        if (rec->kind == "timeout") return "time-limit";
+        if (rec->kind == "node") return "node-failure";
+        if (rec->kind == "requeue") return "requeue";
+        if (rec->kind == "hung") return "hung";
+        if (rec->kind == "cancel") return "cancelled";
+        if (rec->kind == "ok") return "succeeded";
+        return "failure";
+    }
+    if (r.state == "PREEMPTED") return "reclaimed";
+    if (r.state == "TIMEOUT") return "time-limit";
+    if (r.state == "NODE_FAIL") return "node-failure";
+    if (r.state == "REQUEUED") return "requeue";
+    if (r.state == "FAILED" || r.state == "OUT_OF_MEMORY") return "failure";
+    if (r.state == "COMPLETED") return "succeeded";
+    if (r.state == "CANCELLED") return "cancelled";
+    return "";
+}
+
+std::string reclaimed_text(const ft::RunRecord *rec) {
+    if (!rec || rec->quota.empty()) return "preempted: reclaimed by a quota (preempting job unknown)";
+    return "preempted: reclaimed by quota " + rec->quota +
+           (rec->by ? " (job " + std::to_string(rec->by) + ")" : std::string());
+}
+
 // How a run ended: the FT record's cause when it judged that run, else Slurm's state.
 std::string ending(const slurmread::RunRow &r, const ft::RunRecord *rec) {
     if (rec) {
-        if (rec->kind == "preempt") return "preempted (" + rec->reason + ")";
+        if (rec->kind == "preempt") return reclaimed_text(rec);
+        if (rec->kind == "timeout")
+            return rec->action == "restart" ? "time limit: requeued (--requeue-at-time-limit)"
+                                            : "time limit: ended TIMEOUT";
+        if (rec->kind == "requeue") return "admin requeue: " + rec->reason;
         if (rec->kind == "hung") return "hung: " + rec->reason + " -> " + rec->action;
         if (rec->kind == "node") return "node failure: " + rec->reason + " -> " + rec->action;
         if (rec->kind == "ok") return "succeeded";
         return "failed: " + rec->reason + " -> " + rec->action;
     }
-    if (r.state == "PREEMPTED") return "preempted";
+    if (r.state == "PREEMPTED") return reclaimed_text(nullptr);
+    if (r.state == "TIMEOUT") return "time limit: ended TIMEOUT";
     if (r.state == "REQUEUED") return "requeued";
     if (r.state == "NODE_FAIL") return "node failure";
     if (r.state == "FAILED") return "failed: exit code " + std::to_string((r.wait_status >> 8) & 0xff);
@@ -68,6 +105,8 @@ std::vector<Run> runs_of(const Catalog &cat, const std::vector<slurmread::RunRow
             if (r.start > 0 && n > 0 && h.run + 1 == n) x.resumed_from = h.ckpt;  // newest at the previous end
         }
         x.ended = ending(r, rec);
+        x.cause = cause_of(r, rec);
+        if (x.cause == "reclaimed" && rec) x.quota = rec->quota, x.by = rec->by;
         x.nodes = x.res == Resources::NotInQuota && !op ? kHiddenNodes : r.nodes;
         if (r.start > 0) n++;
         out.push_back(x);
@@ -88,7 +127,9 @@ void print_text(uint32_t id, const std::vector<Run> &runs, const ft::JobState &s
         n += started;
     }
     std::cout << "Job " << id << ": " << st.counters.preemptions << " preemptions, " << st.counters.failures
-              << " failure restarts" << (have_ft ? "" : " (no fault-tolerance record)") << "\n";
+              << " failure restarts, " << st.counters.time_limits << " time-limit requeues"
+              << (st.mode.empty() ? "" : ", requested --idle-resources=" + st.mode)
+              << (have_ft ? "" : " (no fault-tolerance record)") << "\n";
     if (!st.final_reason.empty()) std::cout << "Not restarted: " << st.final_reason << "\n";
     std::cout << "Newest checkpoint: " << (ckpt ? when(ckpt) : "none published") << "\n";
     std::cout << columns(rows);
@@ -101,6 +142,8 @@ void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &s
     json_object_object_add(o, "ft_record", json_object_new_boolean(have_ft));
     json_object_object_add(o, "preemptions", json_object_new_int64(st.counters.preemptions));
     json_object_object_add(o, "failures", json_object_new_int64(st.counters.failures));
+    json_object_object_add(o, "time_limits", json_object_new_int64(st.counters.time_limits));
+    json_object_object_add(o, "mode", st.mode.empty() ? nullptr : json_object_new_string(st.mode.c_str()));
     json_object_object_add(o, "final_reason",
                            st.final_reason.empty() ? nullptr : json_object_new_string(st.final_reason.c_str()));
     json_object_object_add(o, "newest_checkpoint", ckpt ? json_object_new_int64(ckpt) : nullptr);
@@ -115,6 +158,10 @@ void print_json(uint32_t id, const std::vector<Run> &runs, const ft::JobState &s
         json_object_object_add(e, "nodes", json_object_new_string(r.nodes.c_str()));
         json_object_object_add(e, "slurm_state", json_object_new_string(r.row.state.c_str()));
         json_object_object_add(e, "ended", json_object_new_string(r.ended.c_str()));
+        json_object_object_add(e, "reason", r.cause.empty() ? nullptr : json_object_new_string(r.cause.c_str()));
+        json_object_object_add(e, "reclaimed_by_quota",
+                               r.quota.empty() ? nullptr : json_object_new_string(r.quota.c_str()));
+        json_object_object_add(e, "preempted_by_job", r.by ? json_object_new_int64(r.by) : nullptr);
         json_object_object_add(e, "resumed_from_checkpoint",
                                r.resumed_from ? json_object_new_int64(r.resumed_from) : nullptr);
         json_object_array_add(arr, e);
