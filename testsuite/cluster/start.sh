@@ -46,6 +46,10 @@ if [ -z "$CONFIG" ]; then
 fi
 [ -f "$CONFIG" ] || { echo "idletime/cluster: config '$CONFIG' does not exist" >&2; exit 2; }
 CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")
+# The checkpoint root as doc/admin-guide.md has the administrator make it: root-owned, 0755
+# (spank/idletime refuses anything else; this also repairs a root an interrupted test left behind).
+CKPT_ROOT=$(jq -r '.idle.checkpoint_root // empty' "$CONFIG" 2>/dev/null || true)
+case $CKPT_ROOT in /*) install -d -o root -g root -m 0755 "$CKPT_ROOT" ;; esac
 for f in "${EXTRA[@]}"; do
 	[ -f "$f" ] || { echo "idletime/cluster: --extra-conf '$f' does not exist" >&2; exit 2; }
 done
