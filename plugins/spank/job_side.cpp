@@ -8,7 +8,7 @@
 // (SLURM_SPANK_IDLETIME_*, SLURM_JOB_PARTITION/ACCOUNT) can be set by the job's user in an srun
 // step, so it only decides things confined to that user: whether the user's own checkpoint
 // directory is made, the name of that directory below <root>/<their name>, and the values exported
-// back into their own job. See doc/security-spank.md.
+// back into their own job. See doc/security.md (part 1).
 #include <pwd.h>
 #include <unistd.h>
 #include "plugins/spank/spank_c.h"

@@ -1,4 +1,4 @@
-// Writer liveness for temporaries in a checkpoint directory (rules: doc/security-ckpt.md).
+// Writer liveness for temporaries in a checkpoint directory (rules: doc/security.md (part 3)).
 // Every save holds an OFD write lock on "<temp>.lock" for its whole duration, and "<temp>.lock"
 // exists before "<temp>" is created and after it is gone. So a temporary is stale exactly when
 // its lock file is missing or its lock can be taken; where the file system has no byte-range
