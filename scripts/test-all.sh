@@ -27,8 +27,8 @@ ldconfig
 make -C "$top/_build" installcheck  # README's `from idletime import ...` in a fresh shell
 step "cluster tests (real slurmctld, slurmd, slurmdbd; independent clusters in parallel)"
 # t-sched-safety loads deliberately mismatched plugins that make check built in _build.
-# t-sched-victims with checkpoint ages 20/3/10 s instead of 20 min/10 s/5 min keeps the run short
-# (the same ordering rule; SCHED_T_AGES="1200 10 300" runs the full 21-minute version).
+# t-sched-victims with checkpoint ages 20/3/10 s (each must stay within the 60 s that
+# job_submit/idletime accepts for a freshly written claim).
 IDLETIME_BUILD_DIR="$top/_build" SCHED_T_AGES=${SCHED_T_AGES:-20 3 10} \
     "$top/testsuite/cluster/run-suites.sh"
 step "all tests passed"

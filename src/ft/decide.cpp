@@ -52,6 +52,12 @@ static Decision node_failed(const Counters &c) {
     return d;
 }
 
+// Restarts charged to the --max-restarts budget: failures and time-limit requeues, in 64 bits so
+// that a saturated (forged) failure count can never wrap the sum back under the budget.
+static uint64_t restarts_used(const Counters &c) {
+    return static_cast<uint64_t>(c.failures) + static_cast<uint64_t>(c.time_limits);
+}
+
 // Requeued at its time limit only when the job asked for it, within the restart budget.
 static Decision time_limit(const FtSettings &s, const Counters &c) {
     Decision d;
@@ -61,14 +67,14 @@ static Decision time_limit(const FtSettings &s, const Counters &c) {
         d.reason = "time limit reached";
         return d;
     }
-    if (c.failures + c.time_limits >= s.max_restarts) {
+    if (restarts_used(c) >= s.max_restarts) {
         d.reason = "max restarts exceeded (last cause: time limit reached)";
         return d;
     }
-    d.after.time_limits++;
+    d.after.time_limits = sat_add(d.after.time_limits, 1);
     d.action = Action::Restart;
     d.reason = "requeued at its time limit (--requeue-at-time-limit, restart " +
-               std::to_string(d.after.failures + d.after.time_limits) + "/" +
+               std::to_string(restarts_used(d.after)) + "/" +
                std::to_string(s.max_restarts) + ")";
     return d;
 }
@@ -94,7 +100,7 @@ Decision decide(const FtSettings &s, const Counters &c, const Classification &cl
     case Verdict::Retryable:
         break;
     }
-    if (c.failures + c.time_limits >= s.max_restarts) {
+    if (restarts_used(c) >= s.max_restarts) {
         d.action = Action::Fail;
         d.reason = "max restarts exceeded (last cause: " + cl.reason + ")";
         return d;

@@ -170,6 +170,29 @@ START_TEST(t_counters_saturate) {
 }
 END_TEST
 
+// The budget check adds failures and time-limit requeues: a saturated (forged, "w":4294967295)
+// failure count plus one time-limit requeue must not wrap to 0 and buy unlimited restarts.
+START_TEST(t_budget_sum_no_wrap) {
+    FtSettings s;
+    s.max_restarts = 3;
+    s.requeue_at_time_limit = true;
+    const Classification crash{Verdict::Retryable, "exit code 137", "exit"};
+    const Classification limit{Verdict::TimeLimit, "time limit reached", "time"};
+    Counters c{0, UINT32_MAX, 0, 1};
+    ck_assert(decide(s, c, crash).action == Action::Fail);
+    ck_assert(decide(s, c, limit).action == Action::Fail);
+    c = Counters{0, UINT32_MAX - 1, 0, 2};
+    ck_assert(decide(s, c, crash).action == Action::Fail);
+    c = Counters{0, 0, 0, UINT32_MAX};
+    Decision d = decide(s, c, limit);
+    ck_assert(d.action == Action::Fail);
+    ck_assert_uint_eq(d.after.time_limits, UINT32_MAX);
+    s.max_restarts = UINT32_MAX;
+    d = decide(s, Counters{0, 0, 0, UINT32_MAX}, limit);
+    ck_assert(d.action == Action::Fail);
+}
+END_TEST
+
 START_TEST(t_backoff) {
     const BackRow &r = back_rows[_i];
     FtSettings s;
@@ -278,6 +301,7 @@ Suite *ft_suite_rules() {
     tcase_add_loop_test(t, t_backoff, 0, int(sizeof back_rows / sizeof back_rows[0]));
     tcase_add_test(t, t_backoff_grows);
     tcase_add_test(t, t_counters_saturate);
+    tcase_add_test(t, t_budget_sum_no_wrap);
     suite_add_tcase(s, t);
     t = tcase_create("hang");
     tcase_add_loop_test(t, t_hang, 0, int(sizeof hang_rows / sizeof hang_rows[0]));
