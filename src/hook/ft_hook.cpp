@@ -308,7 +308,8 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan 
                  "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
             return;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        // Every look loads the whole job table from slurmctld: at most one every 2 s per victim.
+        std::this_thread::sleep_for(std::chrono::seconds(2));
     }
     ft::RunRecord &r = p.new_state.history.back();
     r.by = who.job_id;
