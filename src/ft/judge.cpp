@@ -133,6 +133,10 @@ Plan judge(const FtSettings &site, const JobSnapshot &j, int64_t now) {
         p.notes.push_back("job has not ended (still running or in an unknown state): nothing to do");
         return p;
     }
+    if (!j.managed_partition && j.env_overrides.empty() && j.admin_comment.rfind(kStatePrefix, 0) != 0) {
+        p.notes.push_back("not an idletime job (a site partition, no idletime options or state): left to Slurm");
+        return p;
+    }
     std::string err;
     JobState st;
     if (!state_parse(j.admin_comment, st, err))

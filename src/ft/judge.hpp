@@ -22,6 +22,10 @@ struct JobSnapshot {
     std::string admin_comment;  // durable state (kStatePrefix...) or empty
     std::string comment;        // agent report (kReportPrefix...) or anything the user wrote
     std::map<std::string, std::string> env_overrides;  // per-job settings from SPANK options
+    // The run's partition is one the site config renders (quota-*/idle-*), as slurmctld reports
+    // it; true when unknown (no usable config). A job outside them with no idletime state in its
+    // AdminComment and no idletime options is the site's own: the hook leaves it to Slurm.
+    bool managed_partition = true;
     // Node names (expanded) of the run, of those that are down/failing/drained now, and of
     // the job's required node list (-w), which Slurm will not let us exclude.
     std::vector<std::string> nodes, failed_nodes, required_nodes;

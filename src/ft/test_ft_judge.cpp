@@ -184,6 +184,18 @@ const Row rows[] = {
     {"running", [] { auto j = failed_job(0); j.end = JobEnd::Other; return j; }, Op::Nothing, 0, 0, "", 1},
     {"success", [] { auto j = failed_job(0); j.end = JobEnd::Completed; return j; },
      Op::Record, 0, 0, "completed", 0},
+    // A site partition's own job (review finding: the hook judged every job of the cluster).
+    {"site-job", [] { auto j = failed_job(137); j.managed_partition = false; return j; },
+     Op::Nothing, 0, 0, "", 1},
+    {"site-job-operator-note", [] { auto j = failed_job(137); j.managed_partition = false;
+                                    j.admin_comment = "ticket 4711"; return j; },
+     Op::Nothing, 0, 0, "", 1},
+    {"site-partition-with-options", [] { auto j = failed_job(137); j.managed_partition = false;
+                                         j.env_overrides = {{"max_restarts", "2"}}; return j; },
+     Op::Requeue, 0, 1, "restart 1/2", 0},
+    {"site-partition-with-state", [] { auto j = failed_job(137); j.managed_partition = false;
+                                       j.admin_comment = state_with(0, 1); return j; },
+     Op::Requeue, 0, 2, "restart 2/3", 0},
 };
 
 START_TEST(t_judge) {

@@ -6,6 +6,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -84,7 +85,8 @@ bool read_text(const std::string &path, std::string &out) {
 }
 
 // A whole site config text, parsed and validated; out = its fault_tolerance settings.
-bool load_ft(const std::string &text, FtSettings &out, std::string &err) {
+bool load_ft(const std::string &text, FtSettings &out, std::string &err,
+             std::vector<std::string> *partitions = nullptr) {
     Config cfg;
     std::vector<std::string> errors;
     if (config_parse(text, cfg, errors)) config_validate(cfg, errors);
@@ -94,6 +96,10 @@ bool load_ft(const std::string &text, FtSettings &out, std::string &err) {
         return false;
     }
     out = cfg.ft;
+    if (partitions) {
+        for (const auto &q : cfg.quotas) partitions->push_back(quota_partition(q));
+        for (const auto &pool : cfg.pools) partitions->push_back(idle_partition(pool));
+    }
     return true;
 }
 
@@ -122,19 +128,20 @@ void save_last_good(const std::string &path, const std::string &text) {
 
 // Site settings: the config's fault_tolerance object; when it is unreadable or invalid, the
 // last good config (--last-good), else built-in defaults. Every fallback is logged with why.
-FtSettings site_settings(const std::string &path, const std::string &last_good) {
+FtSettings site_settings(const std::string &path, const std::string &last_good,
+                         std::vector<std::string> &partitions) {
     std::string text, err, why;
     FtSettings s;
     if (!read_text(path, text)) {
         why = "not readable";
-    } else if (load_ft(text, s, err)) {
+    } else if (load_ft(text, s, err, &partitions)) {
         save_last_good(last_good, text);
         return s;
     } else {
         why = "invalid (" + err + ")";
     }
     std::string lg_err;
-    if (!last_good.empty() && read_text(last_good, text) && load_ft(text, s, lg_err)) {
+    if (!last_good.empty() && read_text(last_good, text) && load_ft(text, s, lg_err, &partitions)) {
         logf("config %s %s: refused, using the last good config saved in %s", path.c_str(),
              why.c_str(), last_good.c_str());
         return s;
@@ -320,7 +327,10 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan 
 
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
-    const FtSettings site = site_settings(o.config, o.last_good);
+    std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
+    const FtSettings site = site_settings(o.config, o.last_good, parts);
+    job.snap.managed_partition =
+        parts.empty() || std::find(parts.begin(), parts.end(), job.partition) != parts.end();
     ft::Plan p = ft::judge(site, job.snap, time(nullptr));
     for (const auto &n : p.notes) logf("job %u: %s", o.job_id, n.c_str());
     if (p.op == ft::Op::Nothing) return 0;

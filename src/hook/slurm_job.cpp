@@ -87,6 +87,7 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     s.preempt_time = j.preempt_time;
     s.admin_comment = j.admin_comment ? j.admin_comment : "";
     s.comment = j.comment ? j.comment : "";
+    out.partition = j.partition ? std::string(j.partition).substr(0, std::string(j.partition).find(',')) : "";
     s.nodes = expand(j.nodes);
     s.required_nodes = expand(j.req_nodes);
     slurm_free_job_info_msg(msg);

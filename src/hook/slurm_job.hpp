@@ -21,6 +21,7 @@ struct Job {
     int64_t eligible_time = 0;  // the job's BeginTime (details->begin_time)
     uint32_t user_id = 0;
     std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
+    std::string partition;    // the partition the run used (a started job's own one comes first)
 };
 
 // Loads the job; snap.nodes/required_nodes are filled (expanded), snap.failed_nodes is left

@@ -140,5 +140,12 @@ done
 [[ $(sacct -n -X -P -j "$only" -o Partition | head -n1) == idle-a100-* ]] || it_fail "only job $only ran in $(sacct -n -X -P -j "$only" -o Partition)"
 it_assert_eq batch "$(sacct -n -X -P -j "$old_held" -o Partition | head -n1)" "partition of the held site job"
 it_info "site jobs $old_run $old_gpu kept running; batch/debug/gpu/quota-team-b/idle jobs completed"
+# A site job that fails with exit 137 (which idletime's fault-tolerance policy retries) stays
+# FAILED: the EpilogSlurmctld hook leaves the site's own partitions to Slurm.
+crash=$(sub carol -p debug --wrap 'exit 137')
+it_wait_state "$crash" FAILED 60 || it_fail "site job $crash: $(it_job_field "$crash" JobState)"
+sleep 8
+it_assert_eq FAILED "$(it_job_field "$crash" JobState)" "site job $crash 8 s after it failed"
+it_assert_eq 0 "$(it_job_field "$crash" Restarts)" "restarts of site job $crash"
 scancel "$old_run"
 it_pass
