@@ -179,12 +179,13 @@ START_TEST(test_control_env) {
 }
 END_TEST
 
-// A fresh directory below the current one (the build tree: root-owned, 0755 all the way up when the
-// tests run as root; /tmp is world-writable and would be refused as a checkpoint root).
+// A fresh directory below /var/lib/idletime-tests (or $IDLETIME_TEST_SCRATCH): root-owned, 0755 all
+// the way up, wherever the build tree is (a tree below /tmp would be refused as a checkpoint root).
 std::string tmpdir() {
-    char cwd[4096];
-    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    std::string tmpl = std::string(cwd) + "/check_spank.XXXXXX";
+    const char *base = getenv("IDLETIME_TEST_SCRATCH");
+    std::string dir = base && *base ? base : "/var/lib/idletime-tests";
+    mkdir(dir.c_str(), 0755);
+    std::string tmpl = dir + "/check_spank.XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(tmpl.data()));
     ck_assert_int_eq(chmod(tmpl.c_str(), 0755), 0);
     return tmpl;

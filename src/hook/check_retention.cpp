@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -29,8 +30,13 @@ std::string user_of_uid() {
     return pw ? pw->pw_name : "nouser1000";
 }
 
+// Below /var/lib/idletime-tests (or $IDLETIME_TEST_SCRATCH): root-owned 0755 all the way up,
+// wherever the build tree is (one below /tmp would be refused as a checkpoint root).
 std::string make_base() {
-    std::string tmpl = fs::current_path().string() + "/check_retention.XXXXXX";
+    const char *env = getenv("IDLETIME_TEST_SCRATCH");
+    std::string dir = env && *env ? env : "/var/lib/idletime-tests";
+    mkdir(dir.c_str(), 0755);
+    std::string tmpl = dir + "/check_retention.XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(tmpl.data()));
     ck_assert_int_eq(chmod(tmpl.c_str(), 0755), 0);
     return tmpl;
