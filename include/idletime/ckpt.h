@@ -63,6 +63,9 @@
  *   EMUNGE_CRED_REWOUND): the clocks of the nodes differ; sync them (chrony/ntpd) and retry. */
 #define IDLETIME_CKPT_EMUNGE (-ENOTCONN)
 #define IDLETIME_CKPT_ESKEW (-ETIME)
+/* IDLETIME_CKPT_ETIMELIMIT: release() at the job's time limit: nothing requeued, the job ends
+ *   TIMEOUT (see idletime_ckpt_release). Not an error of the checkpoints. */
+#define IDLETIME_CKPT_ETIMELIMIT (-ETIMEDOUT)
 
 #ifdef __cplusplus
 extern "C" {
@@ -192,7 +195,7 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
  * requeues only a job Slurm has picked as a preemption victim (its preempt_time is set). When
  * Slurm records no preemption and the time limit is near, release() does not requeue: it waits
  * (polling slurmctld every 2 s) until Slurm ends the job at its limit, so the job ends TIMEOUT,
- * and then returns -ETIME if still alive (requeues at once if Slurm picks the job as a victim
+ * and then returns IDLETIME_CKPT_ETIMELIMIT (-ETIMEDOUT) if still alive (requeues at once if Slurm picks the job as a victim
  * meanwhile). Jobs submitted with --requeue-at-time-limit are requeued by the fault-tolerance
  * hook after they end TIMEOUT, counted like a restart. No preemption and the limit not near
  * (a stray signal): -ECANCELED, nothing requeued. */

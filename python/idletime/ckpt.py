@@ -10,7 +10,7 @@ import os
 import signal
 
 __all__ = ["Checkpointer", "CheckpointError", "MungeUnavailableError", "ClockSkewError",
-           "load_library"]
+           "TimeLimitReached", "load_library"]
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
@@ -39,7 +39,14 @@ class ClockSkewError(CheckpointError):
     """
 
 
-_ERRORS = {errno.ENOTCONN: MungeUnavailableError, errno.ETIME: ClockSkewError}
+class TimeLimitReached(CheckpointError):
+    """release() at the job's time limit (Slurm's warning uses the notice signal): nothing was
+    requeued and the job ends TIMEOUT. errno ETIMEDOUT (C: IDLETIME_CKPT_ETIMELIMIT). Not an error
+    of the checkpoints: exit; --requeue-at-time-limit asks the hook to requeue the job."""
+
+
+_ERRORS = {errno.ENOTCONN: MungeUnavailableError, errno.ETIME: ClockSkewError,
+           errno.ETIMEDOUT: TimeLimitReached}
 
 
 def _error(code, msg):

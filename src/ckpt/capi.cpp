@@ -358,13 +358,13 @@ static void wait_for_time_limit(uint32_t id, const std::string &job, JobNow n)
                          "time limit in %lld s\n", job.c_str(), (long long)(n.end_time - now));
     while (running(n) && !n.preempt_time) {
         if (::time(nullptr) > n.end_time + 600)
-            throw Error(-ETIME, "release: job " + job + " still runs 600 s after its time limit");
+            throw Error(IDLETIME_CKPT_ETIMELIMIT, "release: job " + job + " still runs 600 s after its time limit");
         struct timespec ts{2, 0};
         ::nanosleep(&ts, nullptr);  // the SIGTERM at the limit only sets the notice flag
         n = load_job_now(id, job);
     }
     if (!n.preempt_time)
-        throw Error(-ETIME, "release: job " + job + " ended at its time limit, not requeued");
+        throw Error(IDLETIME_CKPT_ETIMELIMIT, "release: job " + job + " ended at its time limit, not requeued");
 }
 
 int idletime_ckpt_release(idletime_ckpt_t *h)

@@ -72,6 +72,15 @@ bool was_preempted(const JobSnapshot &j) {
     return j.preempt_time > 0 && j.preempt_time >= j.start_time;
 }
 
+// Killed by the notice signal (or a shell's 128+N for it) within the warning window before its
+// time limit: Slurm's time-limit warning, which job_submit sets to the same signal as the
+// preemption notice. Such a run reached its limit; retrying it would bypass the limit.
+static bool died_of_time_limit_warning(const JobSnapshot &j, const ExitInfo &e) {
+    if (j.notice_signal <= 0 || j.time_limit_s <= 0 || j.end_time <= 0 || j.start_time <= 0) return false;
+    const bool by_notice = e.signal == j.notice_signal || (e.signal == 0 && e.exit_code == 128 + j.notice_signal);
+    return by_notice && j.end_time >= j.start_time + j.time_limit_s - j.notice_window_s;
+}
+
 ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
     ExitInfo e;
     e.preempted = was_preempted(j);
@@ -83,6 +92,7 @@ ExitInfo exit_info(const JobSnapshot &j, const AgentReport *rep) {
                                    (j.requeued && (j.node_requeue || !j.failed_nodes.empty())));
     if (WIFSIGNALED(j.wait_status)) e.signal = WTERMSIG(j.wait_status);
     else e.exit_code = WEXITSTATUS(j.wait_status);
+    if (!e.preempted && died_of_time_limit_warning(j, e)) e.timeout = true;
     if (rep) {
         e.hung = rep->hung;
         e.silent_s = rep->silent_s;

@@ -26,6 +26,12 @@ struct JobSnapshot {
     // it; true when unknown (no usable config). A job outside them with no idletime state in its
     // AdminComment and no idletime options is the site's own: the hook leaves it to Slurm.
     bool managed_partition = true;
+    // The time-limit warning: a run that died of it (a batch script without a trap) near its
+    // time limit reached its limit; it is not a failure to retry. 0 = unknown.
+    int64_t end_time = 0;        // when the run ended (job_info_t.end_time)
+    int64_t time_limit_s = 0;    // the job's time limit, 0 = none
+    int notice_signal = 0;       // the site's checkpoint_signal (job_submit's --signal)
+    int64_t notice_window_s = 0; // how long before the limit Slurm may send it
     // Node names (expanded) of the run, of those that are down/failing/drained now, and of
     // the job's required node list (-w), which Slurm will not let us exclude.
     std::vector<std::string> nodes, failed_nodes, required_nodes;

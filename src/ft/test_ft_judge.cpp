@@ -19,6 +19,16 @@ JobSnapshot failed_job(int code) {
     return j;
 }
 
+// A run of a job with a time limit that ended left_s before that limit, with USR1 as the notice.
+JobSnapshot warned(int64_t left_s) {
+    JobSnapshot j = failed_job(0);
+    j.time_limit_s = 600;
+    j.end_time = kStart + 600 - left_s;
+    j.notice_signal = 10;
+    j.notice_window_s = 90;
+    return j;
+}
+
 std::string state_with(uint32_t p, uint32_t f, int64_t judged = -1) {
     JobState st;
     st.counters = {p, f};
@@ -138,6 +148,16 @@ const Row rows[] = {
      Op::Record, 0, 0, "permanent failure: cancelled", 0},
     {"timeout", [] { auto j = failed_job(0); j.end = JobEnd::Timeout; return j; },
      Op::Record, 0, 0, "time limit reached", 0},
+    // A batch shell without a trap dies of the time-limit warning (same signal as the notice):
+    // that run reached its limit, it is not a failure to retry (hostile-user trial finding).
+    {"warning-death", [] { auto j = warned(10); j.wait_status = 10; return j; },
+     Op::Record, 0, 0, "time limit reached", 0},
+    {"warning-death-shell", [] { auto j = warned(10); j.wait_status = (128 + 10) << 8; return j; },
+     Op::Record, 0, 0, "time limit reached", 0},
+    {"usr1-long-before-limit", [] { auto j = warned(3600); j.wait_status = 10; return j; },
+     Op::Requeue, 0, 1, "restart 1/3", 0},
+    {"other-signal-at-limit", [] { auto j = warned(10); j.wait_status = 9; return j; },
+     Op::Requeue, 0, 1, "restart 1/3", 0},
     // --requeue-at-time-limit: requeued by the hook, within the max_restarts budget.
     {"timeout-requeue", [] { auto j = failed_job(0); j.end = JobEnd::Timeout;
                              j.env_overrides = {{"requeue_at_time_limit", "yes"}}; return j; },

@@ -19,6 +19,7 @@
 
 #include "core/cmdline.hpp"
 #include "core/config.hpp"
+#include "core/signals.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
 #include "hook/waker.hpp"
@@ -86,7 +87,7 @@ bool read_text(const std::string &path, std::string &out) {
 
 // A whole site config text, parsed and validated; out = its fault_tolerance settings.
 bool load_ft(const std::string &text, FtSettings &out, std::string &err,
-             std::vector<std::string> *partitions = nullptr) {
+             std::vector<std::string> *partitions = nullptr, IdleSettings *idle = nullptr) {
     Config cfg;
     std::vector<std::string> errors;
     if (config_parse(text, cfg, errors)) config_validate(cfg, errors);
@@ -96,6 +97,7 @@ bool load_ft(const std::string &text, FtSettings &out, std::string &err,
         return false;
     }
     out = cfg.ft;
+    if (idle) *idle = cfg.idle;
     if (partitions) {
         for (const auto &q : cfg.quotas) partitions->push_back(quota_partition(q));
         for (const auto &pool : cfg.pools) partitions->push_back(idle_partition(pool));
@@ -129,19 +131,19 @@ void save_last_good(const std::string &path, const std::string &text) {
 // Site settings: the config's fault_tolerance object; when it is unreadable or invalid, the
 // last good config (--last-good), else built-in defaults. Every fallback is logged with why.
 FtSettings site_settings(const std::string &path, const std::string &last_good,
-                         std::vector<std::string> &partitions) {
+                         std::vector<std::string> &partitions, IdleSettings &idle) {
     std::string text, err, why;
     FtSettings s;
     if (!read_text(path, text)) {
         why = "not readable";
-    } else if (load_ft(text, s, err, &partitions)) {
+    } else if (load_ft(text, s, err, &partitions, &idle)) {
         save_last_good(last_good, text);
         return s;
     } else {
         why = "invalid (" + err + ")";
     }
     std::string lg_err;
-    if (!last_good.empty() && read_text(last_good, text) && load_ft(text, s, lg_err, &partitions)) {
+    if (!last_good.empty() && read_text(last_good, text) && load_ft(text, s, lg_err, &partitions, &idle)) {
         logf("config %s %s: refused, using the last good config saved in %s", path.c_str(),
              why.c_str(), last_good.c_str());
         return s;
@@ -328,7 +330,11 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan 
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
-    const FtSettings site = site_settings(o.config, o.last_good, parts);
+    IdleSettings idle;  // defaults when no config loads
+    const FtSettings site = site_settings(o.config, o.last_good, parts, idle);
+    job.snap.notice_signal = signal_number(idle.checkpoint_signal);
+    // job_submit's warn_time is GraceTime; Slurm checks for warnings every 30 s, and may be late.
+    job.snap.notice_window_s = int64_t(idle.grace_time_s) + 60;
     job.snap.managed_partition =
         parts.empty() || std::find(parts.begin(), parts.end(), job.partition) != parts.end();
     ft::Plan p = ft::judge(site, job.snap, time(nullptr));

@@ -85,6 +85,8 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     s.wait_status = int(j.exit_code);
     s.start_time = j.start_time;
     s.preempt_time = j.preempt_time;
+    s.end_time = j.end_time;
+    s.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : int64_t(j.time_limit) * 60;
     s.admin_comment = j.admin_comment ? j.admin_comment : "";
     s.comment = j.comment ? j.comment : "";
     out.partition = j.partition ? std::string(j.partition).substr(0, std::string(j.partition).find(',')) : "";
