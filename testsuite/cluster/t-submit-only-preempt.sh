@@ -40,7 +40,9 @@ for id in "${ids[@]}"; do
 done
 [ -n "$victim" ] || it_fail "no idle-time job was requeued"
 it_wait_state "$victim" PENDING 60 || it_fail "preempted job $victim is $(it_job_field "$victim" JobState), not requeued"
-sacct -n -X -j "$victim" -o State -P | grep -q PREEMPTED || it_fail "sacct has no PREEMPTED record for $victim"
+# Accounting is asynchronous and, without -D, sacct shows only the newest record of a requeued job.
+ic_poll 30 sh -c "sacct -n -X -D -j '$victim' -o State -P | grep -q PREEMPTED" ||
+	it_fail "sacct has no PREEMPTED record for $victim: $(sacct -n -X -D -j "$victim" -o State -P | tr '\n' ' ')"
 grep -qx NOTICE "$OUT/only-$victim.out" || it_fail "victim $victim got no checkpoint notice (SIGUSR1)"
 it_assert_eq RUNNING "$(it_job_field "$owner" JobState)" "state of the guaranteed job"
 it_info "bob's job $owner started after $ms ms; alice's job $victim got the notice, was preempted (sacct PREEMPTED), requeued: Restarts=1 PENDING"

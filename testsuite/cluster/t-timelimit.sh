@@ -50,7 +50,8 @@ ended_timeout() {
 	n=$(rc_word "$out" notice)
 	grep -q "^saved $n\$" "$out" || it_fail "job $id did not save at the warning (step $n): $(tail -n3 "$out" | tr '\n' '|')"
 	grep -q "idletime/ckpt: release: job $id got its time-limit warning" "$out" || it_fail "job $id: no release message"
-	[ -n "$(ls -A "$CKPT_ROOT/alice/$id" 2>/dev/null)" ] || it_fail "no checkpoint in $CKPT_ROOT/alice/$id"
+	# The job's directory is <root>/<user>/<jobid>-<key> (spank_idletime(8)).
+	[ -n "$(ls -A "$CKPT_ROOT/alice/$id"-* 2>/dev/null)" ] || it_fail "no checkpoint in $CKPT_ROOT/alice/$id-*"
 	ft_wait_final "$id" 60 || it_fail "final FT record of $id"
 	ft_acct_has "$id" '"k":"timeout"' || it_fail "FT record of $id: $(ft_acct "$id")"
 	sleep 3  # sacct gets the end record within seconds
