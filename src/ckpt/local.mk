@@ -37,6 +37,8 @@ TESTS += testsuite/ckpt/test_async
 # LD_PRELOAD shim that runs a test munged with its clock ahead (clock-skew test of test_munge).
 check_LTLIBRARIES += testsuite/ckpt/libtimeshift.la
 testsuite_ckpt_libtimeshift_la_SOURCES = testsuite/ckpt/timeshift.c
+# Preloaded into munged, which is not instrumented: never built with the sanitizers.
+testsuite_ckpt_libtimeshift_la_CFLAGS = $(WARN_FLAGS)
 testsuite_ckpt_libtimeshift_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 testsuite_ckpt_libtimeshift_la_LIBADD = -ldl
 
