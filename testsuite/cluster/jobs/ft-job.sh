@@ -29,7 +29,9 @@ slow)
 sleep) sleep "$1" ;;
 worker)
 	echo "worker ${IDLETIME_WORKER_INDEX:-?} start $(date +%s) pid $$ step ${SLURM_STEP_ID:-?}"
-	sleep "$1"
+	# proctrack/linuxproc may deliver a step's SIGKILL to the sleep before (or without) the
+	# shell: a worker whose sleep was killed is a killed worker, never a finished one.
+	sleep "$1" || exit $?
 	echo "worker ${IDLETIME_WORKER_INDEX:-?} done" ;;
 plan)
 	r=${SLURM_RESTART_COUNT:-0}
