@@ -74,7 +74,9 @@ flaky=$(submit alice flaky --quota=team-a -t 5 "$here/jobs/flaky.sh")
 wait_for 60 "both only jobs running" bash -c "[ \"\$(squeue -h -j $only1,$only2 -t R -o %i | wc -l)\" = 2 ]"
 check "only jobs run on idle capacity" [ "$(field "$only1" Partition)" = idle-a100 ] 
 check "team-a uses 8 GPUs, twice its quota of 4" [ "$(squeue -h -u alice -t R -o %b | grep -o 'a100:[0-9]*' | cut -d: -f2 | paste -sd+ | bc)" = 8 ]
-sleep 5  # let the training make progress and write checkpoints
+# Both trainers must have written a checkpoint before the owner comes (starting PyTorch takes
+# from 2 s on an idle machine to over 20 s on a loaded one).
+wait_for 240 "both only jobs wrote a checkpoint" bash -c "grep -qs '^saved ' '$OUT/only-2gpu-$only1.out' && grep -qs '^saved ' '$OUT/only-4gpu-$only2.out'"
 views "team-a borrows team-b's idle quota"
 
 say "team-b: bob submits guaranteed work needing its 4 GPUs (plain sbatch: his quota, as README says)"
@@ -86,7 +88,10 @@ wait_for 10 "owner job output" grep -qs '^start ' "$OUT/owner-$owner.out"
 t_start=$(sed -n 's/^start \([0-9.]*\).*/\1/p' "$OUT/owner-$owner.out")
 owner_wait=$(echo "$t_start - $t_submit" | bc)
 echo "  owner waited ${owner_wait} s for its GPUs (Slurm alone with GraceTime=30: 80-88 s)"
-check "owner job starts within 10 s" [ "$(echo "$owner_wait < 10" | bc)" = 1 ]
+# DEMO_OWNER_WAIT_MAX: 10 s on an idle machine; t-demo (CI, many clusters on 2 cores) asks only
+# that the release beat the GraceTime kill (30 s), which is what plain Slurm would wait.
+max_wait=${DEMO_OWNER_WAIT_MAX:-10}
+check "owner job starts within $max_wait s" [ "$(echo "$owner_wait < $max_wait" | bc)" = 1 ]
 check "acceptable (In Quota) job was never touched" [ "$(field "$acc" Restarts)" = 0 ]
 victim=$only2
 [ "$(field "$only1" Restarts)" = 0 ] || victim=$only1

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 it_begin
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=$(PREFIX=${IDLETIME_PREFIX:-/usr/local} DEMO_CONFIG="$top/etc/demo.json" \
+out=$(PREFIX=${IDLETIME_PREFIX:-/usr/local} DEMO_OWNER_WAIT_MAX=${DEMO_OWNER_WAIT_MAX:-30} DEMO_CONFIG="$top/etc/demo.json" \
 	DEMO_OUT_DIR="$IC_DIR/demo-out" "$top/demo/run.sh" 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E 'ok:|FAILED|owner wait|GPU-seconds|preempted job' >&2
