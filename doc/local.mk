@@ -1,4 +1,5 @@
 # doc: man pages (installed) and the admin guide (distributed).
 dist_man_MANS += doc/man/idletime.1 doc/man/idletime-jobs.1 doc/man/idletime-quota.1 \
-	doc/man/idletime-check.8 doc/man/idletime.json.5
+	doc/man/idletime-check.8 doc/man/idletime.json.5 doc/man/idletime-run.1 \
+	doc/man/idletime-ft-hook.8
 EXTRA_DIST += doc/admin-guide.md doc/security.md
