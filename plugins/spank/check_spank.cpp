@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -298,6 +299,52 @@ START_TEST(test_ckpt_dir_foreign_owner) {
 }
 END_TEST
 
+// Tasks of one step on several nodes (or several tasks on one node) create the same job directory
+// at the same moment: every one of them must get it, none may see it half-made (root's, before the
+// chown) and refuse it.
+START_TEST(test_ckpt_dir_concurrent_creators) {
+    std::string root = tmpdir() + "/ckpt";
+    ck_assert_string(ensure(root, "erin", "1-0123456789abcdef", 1000, 1000), "");
+    constexpr int kTasks = 4, kRounds = 25;
+    int refused = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        const std::string name = std::to_string(100 + round) + "-0123456789abcdef";
+        int go[2];
+        ck_assert_int_eq(pipe(go), 0);
+        pid_t pids[kTasks];
+        for (int t = 0; t < kTasks; ++t) {
+            pids[t] = fork();
+            ck_assert_int_ge(pids[t], 0);
+            if (pids[t] == 0) {
+                close(go[1]);
+                char c;
+                (void)!read(go[0], &c, 1);  // all start together when the pipe closes
+                const std::string err = ensure(root, "erin", name, 1000, 1000);
+                if (!err.empty()) std::fprintf(stderr, "task %d: %s\n", t, err.c_str());
+                _exit(err.empty() ? 0 : 1);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (pid_t p : pids) {
+            int status = 0;
+            ck_assert_int_eq(waitpid(p, &status, 0), p);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++refused;
+        }
+        struct stat st;
+        ck_assert_int_eq(stat((root + "/erin/" + name).c_str(), &st), 0);
+        ck_assert_int_eq(st.st_uid, 1000);
+        ck_assert_int_eq(st.st_mode & 07777, 0700);
+    }
+    ck_assert_msg(refused == 0, "%d of %d concurrent creators were refused the job directory", refused,
+                  kTasks * kRounds);
+    // Nothing but the job directories is left next to them (no temporaries).
+    for (const auto &e : std::filesystem::directory_iterator(root + "/erin"))
+        ck_assert_msg(ckpt_dir_name_parse(e.path().filename().string(), nullptr), "left behind: %s",
+                      e.path().c_str());
+}
+END_TEST
+
 Suite *spank_suite() {
     Suite *s = suite_create("spank");
     TCase *tc = tcase_create("options");
@@ -317,6 +364,10 @@ Suite *spank_suite() {
         tcase_add_test(root, test_ckpt_root_components);
         tcase_add_test(root, test_ckpt_dir_foreign_owner);
         suite_add_tcase(s, root);
+        TCase *race = tcase_create("ckpt_dir_race");
+        tcase_set_timeout(race, 120);  // 100 forks on a loaded 2-core machine
+        tcase_add_test(race, test_ckpt_dir_concurrent_creators);
+        suite_add_tcase(s, race);
     }
     return s;
 }
@@ -329,7 +380,8 @@ int main() {
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     std::error_code ec;  // the tests' directories (tmpdir(); made in forked children)
-    for (const auto &e : std::filesystem::directory_iterator(".", ec))
+    const char *base = getenv("IDLETIME_TEST_SCRATCH");
+    for (const auto &e : std::filesystem::directory_iterator(base && *base ? base : "/var/lib/idletime-tests", ec))
         if (e.path().filename().string().rfind("check_spank.", 0) == 0 && e.is_directory(ec))
             std::filesystem::remove_all(e.path(), ec);
     if (failed) return 1;

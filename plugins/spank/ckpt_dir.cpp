@@ -1,6 +1,8 @@
 #include "plugins/spank/ckpt_dir.hpp"
 
 #include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,18 +102,48 @@ CkptResult check_user_dir(int fd, const std::string &path, uid_t uid, gid_t gid,
     return {};
 }
 
+// Makes parent/name a directory of uid:gid, mode 0700, in one step as others see it: it is made
+// and chowned under a temporary name, then renamed into place without replacing anything. Tasks
+// of one step on several nodes (shared checkpoint_root) or on one node race here; each sees either
+// no directory or the finished one.
+CkptResult create_owned(int parent, const std::string &name, const std::string &path, uid_t uid, gid_t gid,
+                        dev_t dev) {
+    unsigned long long nonce = 0;
+    if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) nonce = (unsigned long long)getpid() << 20;
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, "%016llx", nonce);
+    const std::string tmp = ".idletime-new-" + name + "-" + suffix;
+    if (mkdirat(parent, tmp.c_str(), 0700) != 0) return fail(CkptError::Dir, errno_text("cannot create", path));
+    CkptResult r;
+    {
+        Fd fd(openat(parent, tmp.c_str(), kDirFlags));
+        r = fd.get() < 0 ? fail(CkptError::Dir, errno_text("cannot open", path))
+                         : check_user_dir(fd.get(), path, uid, gid, dev, true);
+    }
+    if (r.error == CkptError::None && renameat2(parent, tmp.c_str(), parent, name.c_str(), RENAME_NOREPLACE) == 0)
+        return r;
+    const int e = errno;
+    unlinkat(parent, tmp.c_str(), AT_REMOVEDIR);
+    if (r.error != CkptError::None || e == EEXIST) return r;  // EEXIST: another task made it first
+    errno = e;
+    return fail(CkptError::Dir, errno_text("cannot create", path));
+}
+
 // Opens (creating if missing) parent/name as a directory of uid:gid, mode 0700.
 CkptResult open_owned(int parent, const std::string &name, const std::string &path, uid_t uid, gid_t gid, dev_t dev,
                       Fd &out) {
-    const bool fresh = mkdirat(parent, name.c_str(), 0700) == 0;
-    if (!fresh && errno != EEXIST) return fail(CkptError::Dir, errno_text("cannot create", path));
     out.reset(openat(parent, name.c_str(), kDirFlags));
+    if (out.get() < 0 && errno == ENOENT) {
+        CkptResult r = create_owned(parent, name, path, uid, gid, dev);
+        if (r.error != CkptError::None) return r;
+        out.reset(openat(parent, name.c_str(), kDirFlags));
+    }
     if (out.get() < 0) {
         if (errno == ELOOP || errno == ENOTDIR)
             return fail(CkptError::Dir, "refusing " + path + ": it is a symlink or not a directory");
         return fail(CkptError::Dir, errno_text("cannot open", path));
     }
-    return check_user_dir(out.get(), path, uid, gid, dev, fresh);
+    return check_user_dir(out.get(), path, uid, gid, dev, false);
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 //    component there). Missing components are created root-owned 0755.
 //  - <root>/<user> is root's too (created 0755): only root ever writes next to a job directory
 //    (one of the user's own, not group/other-writable, made by earlier versions, is accepted).
-//  - the job directory is created with mkdirat; the inode just created is opened with
-//    openat(O_NOFOLLOW) on the parent's descriptor and checked (directory, root-owned, mode, same
-//    filesystem) before fchown to uid:gid and fchmod 0700 through that descriptor. An existing job
+//  - the job directory is created with mkdirat under a temporary name (.idletime-new-<name>-<nonce>);
+//    that inode is opened with openat(O_NOFOLLOW) on the parent's descriptor and checked
+//    (directory, root-owned, mode, same filesystem) before fchown to uid:gid and fchmod 0700
+//    through that descriptor, then renamed into place with RENAME_NOREPLACE: tasks of one step
+//    racing on several nodes see no directory or the finished one, never root's half-made one. An existing job
 //    directory (a requeued job) is used only when it is a real directory owned by the job's uid on
 //    the root's filesystem; its mode is then reset to 0700 through its descriptor.
 // <key> (job_submit/idletime's per-submission nonce) keeps a reused job id from resuming another
