@@ -33,6 +33,7 @@
 #include "plugins/job_submit/env_edit.hpp"
 #include "plugins/spank/idletime_env.h"
 #include "plugins/spank/job_key.hpp"
+#include "src/core/log_text.hpp"
 
 extern "C" {
 extern const char plugin_name[] = "idletime job_submit plugin";
@@ -251,7 +252,7 @@ void sanitize_comment(job_desc_msg_t *desc, bool at_submit) {
     if (!desc || !desc->comment) return;
     if (auto fixed = sanitize_ckpt_claim(desc->comment, time(nullptr), at_submit)) {
         slurm_info("idletime/job_submit: checkpoint claim in the Comment of job %s %s", at_submit ? "(new)"
-                   : desc->job_id_str && *desc->job_id_str ? desc->job_id_str : "?",
+                   : desc->job_id_str && *desc->job_id_str ? idletime::log_text(desc->job_id_str).c_str() : "?",
                    at_submit ? "removed at submission" : "not within 60 s of now: set to now");
         replace(&desc->comment, *fixed);
     }
@@ -277,14 +278,14 @@ int submit(job_desc_msg_t *desc, uint32_t uid, char **err_msg) {
         return SLURM_SUCCESS;
     case Action::Reject:
         set_err(err_msg, d.message);
-        slurm_info("idletime/job_submit: rejected a job of uid %u: %s", uid, d.message.c_str());
+        slurm_info("idletime/job_submit: rejected a job of uid %u: %s", uid, idletime::log_text(d.message).c_str());
         return slurm_rc(d.error);
     case Action::Apply:
         if (!apply(d, desc)) {
             set_err(err_msg, "idletime: out of memory in job_submit/idletime");
             return SLURM_ERROR;
         }
-        slurm_debug("idletime/job_submit: uid %u: %s (%.1f us)", uid, d.summary.c_str(), elapsed_us(t0));
+        slurm_debug("idletime/job_submit: uid %u: %s (%.1f us)", uid, idletime::log_text(d.summary).c_str(), elapsed_us(t0));
         return SLURM_SUCCESS;
     }
     return SLURM_SUCCESS;
@@ -356,8 +357,8 @@ extern "C" int job_modify(job_desc_msg_t *job_desc, void *, uint32_t submit_uid)
         const std::string job = job_desc->job_id_str && *job_desc->job_id_str ? job_desc->job_id_str
                                 : job_desc->job_id != NO_VAL              ? std::to_string(job_desc->job_id)
                                                                           : "?";
-        slurm_info("idletime/job_submit: refused update of job %s by uid %u: %s", job.c_str(), submit_uid,
-                   d.message.c_str());
+        slurm_info("idletime/job_submit: refused update of job %s by uid %u: %s", idletime::log_text(job).c_str(), submit_uid,
+                   idletime::log_text(d.message).c_str());
         return slurm_rc(d.error);
     } catch (...) {
         slurm_error("idletime/job_submit: internal error in job_modify");

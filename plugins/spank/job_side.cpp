@@ -11,6 +11,7 @@
 // back into their own job. See doc/security.md (part 1).
 #include <pwd.h>
 #include <unistd.h>
+#include "src/core/log_text.hpp"
 #include "plugins/spank/spank_c.h"
 
 #include <memory>
@@ -87,7 +88,7 @@ void add_ckpt_dir(spank_t sp, const idletime_idle_settings_t &s, Vars &vars) {
         return;
     }
     if (err.empty()) err = r.message;
-    slurm_error("idletime/spank: job %u: %s; %s not set", jobid, err.c_str(), IDLETIME_ENV_CKPT_DIR);
+    slurm_error("idletime/spank: job %u: %s; %s not set", jobid, idletime::log_text(err).c_str(), IDLETIME_ENV_CKPT_DIR);
     // Why, for the job: task_side prints it on the first task's stderr.
     vars.emplace_back(IDLETIME_ENV_CKPT_DIR_ERROR,
                       r.error == CkptError::Root ? "the site's checkpoint_root is unsafe (see slurmd's log)" : err);
@@ -130,7 +131,8 @@ int job_side(spank_t sp) {
         ConfigPtr cfg(raw, idletime_config_free);
         add_config_vars(sp, cfg.get(), *mode, have_quota, vars);
     } else {
-        slurm_error("idletime/spank: %s; preemptibility, checkpoint directory and signal not set", err);
+        slurm_error("idletime/spank: %s; preemptibility, checkpoint directory and signal not set",
+                    idletime::log_text(err).c_str());
     }
     if (!state().options.munge_socket().empty())
         vars.emplace_back(IDLETIME_ENV_MUNGE_SOCKET, state().options.munge_socket());

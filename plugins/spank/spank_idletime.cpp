@@ -1,5 +1,6 @@
 // spank/idletime: SPANK hooks only. Each hook catches everything and hands off by context:
 // submit_side.cpp (sbatch/srun/salloc) and job_side.cpp (slurmstepd).
+#include "src/core/log_text.hpp"
 #include "plugins/spank/spank_c.h"
 
 #include <exception>
@@ -38,7 +39,7 @@ int option_cb(int val, const char *optarg, int remote) {
         std::string err = state().options.set_cli(val, optarg);
         if (err.empty()) return 0;
         // Remote copies were validated at submission; say so if they differ anyway.
-        slurm_error("idletime/spank: %s%s", err.c_str(), remote ? " (in the job)" : "");
+        slurm_error("idletime/spank: %s%s", idletime::log_text(err).c_str(), remote ? " (in the job)" : "");
         return -1;
     } catch (...) {
         slurm_error("idletime/spank: internal error while parsing an option");
@@ -68,7 +69,7 @@ bool strict_context() {
 int init(spank_t sp, int ac, char **av) {
     std::string err = state().options.parse_plugstack(ac, av);
     if (!err.empty()) {
-        slurm_error("idletime/spank: %s", err.c_str());
+        slurm_error("idletime/spank: %s", idletime::log_text(err).c_str());
         return strict_context() ? -1 : 0;
     }
     if (spank_context() == S_CTX_SLURMD) idletime::spank::slurmd_node_check(state().options.config_path());

@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <slurm/slurm.h>
 #include <slurm/slurmdb.h>
+#include "src/core/log_text.hpp"
 #include "plugins/spank/spank_c.h"
 #include <unistd.h>
 
@@ -94,7 +95,7 @@ int submit_side(spank_t sp) {
     OptionState &opts = state().options;
     std::string err = opts.load_env(proc_getenv);
     if (!err.empty()) {
-        slurm_error("idletime/spank: %s", err.c_str());
+        slurm_error("idletime/spank: %s", idletime::log_text(err).c_str());
         return -1;
     }
     if (step_in_allocation()) return 0;

@@ -6,7 +6,7 @@ src_core_libidlecore_la_SOURCES = \
 	src/core/config_parse.cpp src/core/config_validate.cpp \
 	src/core/ft_settings.hpp \
 	src/core/hostlist.cpp src/core/hostlist.hpp \
-	src/core/json_reader.cpp src/core/json_reader.hpp \
+	src/core/json_reader.cpp src/core/json_reader.hpp src/core/log_text.hpp \
 	src/core/render.cpp src/core/render.hpp \
 	src/core/resolve.cpp src/core/resolve.hpp \
 	src/core/signals.cpp src/core/signals.hpp

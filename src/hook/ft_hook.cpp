@@ -19,6 +19,7 @@
 
 #include "core/cmdline.hpp"
 #include "core/config.hpp"
+#include "core/log_text.hpp"
 #include "core/signals.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
@@ -47,11 +48,13 @@ void logf(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    // Job names, reasons and report text come from users: one line per call, whatever they hold.
+    const std::string line = idletime::log_text(buf);
     if (g_log) {
-        fprintf(g_log, "%ld idletime/ft-hook: %s\n", long(time(nullptr)), buf);
+        fprintf(g_log, "%ld idletime/ft-hook: %s\n", long(time(nullptr)), line.c_str());
         fflush(g_log);
     } else {
-        syslog(LOG_INFO, "idletime/ft-hook: %s", buf);
+        syslog(LOG_INFO, "idletime/ft-hook: %s", line.c_str());
     }
 }
 
