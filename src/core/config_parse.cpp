@@ -62,6 +62,27 @@ void parse_quota(JsonReader &r, json_object *o, const std::string &p, Config &cf
     cfg.quotas.push_back(q);
 }
 
+// spank/idletime refuses (at every job start) a checkpoint_root with a component that is not
+// root's or that others can write; the usual such places are refused here already, by name.
+void check_checkpoint_root(JsonReader &r, const std::string &p, const std::string &root) {
+    if (root.empty()) return;
+    if (root[0] != '/') return r.error(p, "must be an absolute path");
+    for (size_t at = 1; at <= root.size();) {
+        size_t end = root.find('/', at);
+        if (end == std::string::npos) end = root.size();
+        const std::string c = root.substr(at, end - at);
+        if (c == "." || c == "..")
+            return r.error(p, "\"" + root + "\" has a \".\" or \"..\" component (give the real path)");
+        at = end + 1;
+    }
+    for (const char *shared : {"/tmp", "/var/tmp", "/dev/shm"}) {
+        const std::string d = shared;
+        if (root == d || root.rfind(d + "/", 0) == 0)
+            return r.error(p, "\"" + root + "\" is below " + d + ", which users can write (spank/idletime refuses "
+                              "it; use a root-owned 0755 directory such as /var/spool/idletime/checkpoints)");
+    }
+}
+
 void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSettings &s) {
     if (!r.object(o, p, {"grace_time", "checkpoint_signal", "requeue", "checkpoint_root", "checkpoint_retention",
                          "quota_priority_tier", "idle_priority_tier", "idle_qos", "min_run_time"}))
@@ -78,8 +99,7 @@ void parse_idle(JsonReader &r, json_object *o, const std::string &p, IdleSetting
     }
     r.boolean(o, p, "requeue", s.requeue);
     r.str(o, p, "checkpoint_root", s.checkpoint_root, false);
-    if (!s.checkpoint_root.empty() && s.checkpoint_root[0] != '/')
-        r.error(p + ".checkpoint_root", "must be an absolute path");
+    check_checkpoint_root(r, p + ".checkpoint_root", s.checkpoint_root);
     r.u32(o, p, "checkpoint_retention", s.checkpoint_retention_s, false, 366 * 86400);
     r.u32(o, p, "quota_priority_tier", s.quota_priority_tier, false, 65533);
     r.u32(o, p, "idle_priority_tier", s.idle_priority_tier, false, 65533);
