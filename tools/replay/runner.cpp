@@ -5,6 +5,7 @@
 
 #include <slurm/slurm.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -60,7 +61,8 @@ SubmitSpec submit_spec(const ReplayJob &j, const ConfigPlan &plan, const RunSetu
     bool idle = j.cls == JobClass::Idle;
     sp.name = j.id;
     sp.account = j.quota;
-    sp.tres = "gres:gpu:" + j.spec + ":" + std::to_string(j.gpus);
+    sp.tres = "gres:gpu:" + j.spec + ":" + std::to_string(j.gpus / std::max(1, j.nodes));
+    sp.nodes = uint32_t(std::max(1, j.nodes));
     sp.workdir = s.out_dir;
     sp.output = s.out_dir + "/out/" + j.id + "-%j.out";
     bool routed = plan.plugins && s.route_by_plugin;
