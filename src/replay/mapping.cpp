@@ -172,15 +172,6 @@ size_t pick_pool(const TraceRecord &r, const std::vector<size_t> &pools, const M
     return pools.back();
 }
 
-const SiteQuota *site_quota_of(const TraceRecord &r, const MapOptions &o)
-{
-    for (const auto &q : o.site_quotas)
-        for (const auto &a : q.accounts)
-            if (a == r.account)
-                return &q;
-    return nullptr;
-}
-
 // Slurm folds account names to lower case; keep names to [a-z0-9_.-].
 std::string account_key(const std::string &account)
 {
@@ -190,6 +181,15 @@ std::string account_key(const std::string &account)
         out += std::isalnum(c) || c == '-' || c == '_' || c == '.' ? char(c) : '_';
     }
     return out.empty() ? "none" : out;
+}
+
+const SiteQuota *site_quota_of(const TraceRecord &r, const MapOptions &o)
+{
+    for (const auto &q : o.site_quotas)
+        for (const auto &a : q.accounts)
+            if (account_key(a) == account_key(r.account))  // Slurm accounts are case-insensitive
+                return &q;
+    return nullptr;
 }
 
 // Team and pool of a kept record; false (counted) when a site config has no quota for it.

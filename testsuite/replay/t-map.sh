@@ -49,6 +49,13 @@ grep -qF '| End before Start | 1 |' "$OUT/sa/mapping.md" || fail "sacct: no reas
 grep -q '3 job steps skipped' "$OUT/sa/mapping.md" || fail "sacct: steps not counted"
 grep -q '7 bad trace rows' "$OUT/log" || fail "sacct: stdout lacks the bad-row count: $(cat "$OUT/log")"
 jq -e '[.quotas[].name] | index("a100-physics") != null' "$OUT/sa/idletime.json" >/dev/null || fail "sacct: no a100-physics quota"
+# The site's own quotas (the repository's example config; its CPU-only quota is left out).
+sed 's/"team-x"\]/"team-x", "chem"]/' "$(dirname "$0")/../../etc/idletime.json" >"$OUT/site.json"
+"$BIN" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/si" --site-config "$OUT/site.json" \
+	>"$OUT/log" 2>&1 || fail "site map exited $?: $(cat "$OUT/log")"
+[ "$(jq '.quotas | length' "$OUT/si/idletime.json")" -eq 5 ] || fail "site: want the 5 GPU quotas"
+grep -q ',team-x,h100,h100,' "$OUT/si/jobs.csv" || fail "site: chem's jobs not in team-x: $(cat "$OUT/si/jobs.csv")"
+check_bad "cannot read --site-config" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/bad" --site-config "$OUT/none.json"
 # Several seeds: one directory per seed.
 "$BIN" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/sw" --compress 2 --seeds 1,2 --procs-per-gpu 2 \
 	>"$OUT/log" 2>&1 || fail "swf map exited $?: $(cat "$OUT/log")"

@@ -341,6 +341,8 @@ std::vector<SiteQuota> load_site_quotas(const Options &o)
     std::vector<SiteQuota> out;
     for (const auto &q : cfg.quotas) {
         const idletime::Pool *p = cfg.pool(q.pool);
+        if (q.gpus == 0 && (!p || p->gpu_spec.empty()))
+            continue;  // a CPU-only quota: its jobs have no GPU to replay
         std::string spec = p && !p->gpu_spec.empty() ? p->gpu_spec : q.pool;
         auto mapped = o.map.model_to_spec.find(spec);
         if (mapped != o.map.model_to_spec.end())
