@@ -80,3 +80,10 @@ bench_ckpt_ckpt_bench_SOURCES = bench/ckpt/ckpt_bench.cpp
 bench_ckpt_ckpt_bench_LDADD = src/ckpt/libidletime-ckpt.la
 dist_noinst_SCRIPTS += bench/ckpt/run.sh
 EXTRA_DIST += bench/ckpt/README.md
+
+# When checkpoint times are published to Slurm (pure helper of publish.cpp).
+check_PROGRAMS += testsuite/ckpt/test_publish
+testsuite_ckpt_test_publish_SOURCES = testsuite/ckpt/test_publish.cpp
+testsuite_ckpt_test_publish_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_publish_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_publish

@@ -24,14 +24,9 @@ namespace {
 
 constexpr int64_t kMinInterval = 5;  // seconds between two Comment updates of one process
 
-// Job id to publish for, or 0: only inside the job itself (SLURM_JOB_ID names the same job).
 uint32_t target_job(const std::string &job_id) {
-    const char *env = std::getenv("SLURM_JOB_ID");
-    const char *off = std::getenv("IDLETIME_CKPT_PUBLISH");
-    if (!env || job_id.empty() || job_id != env || (off && std::strcmp(off, "0") == 0)) return 0;
-    char *end = nullptr;
-    unsigned long id = std::strtoul(job_id.c_str(), &end, 10);
-    return (*end || id == 0 || id > UINT32_MAX) ? 0 : uint32_t(id);
+    return publish_target(job_id, std::getenv("SLURM_JOB_ID"), std::getenv("IDLETIME_CKPT_PUBLISH"),
+                          std::getenv("IDLETIME_PREEMPTIBLE"));
 }
 
 // A process that loaded us with dlopen(RTLD_LOCAL) (Python's ctypes does) keeps libslurm's
@@ -65,6 +60,18 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
 }
 
 }  // namespace
+
+uint32_t publish_target(const std::string &job_id, const char *slurm_job_id, const char *publish,
+                        const char *preemptible) {
+    if (!slurm_job_id || job_id.empty() || job_id != slurm_job_id || (publish && std::strcmp(publish, "0") == 0))
+        return 0;
+    // A run that spank_idletime placed in a quota partition is never a preemption candidate:
+    // its checkpoint time would only cost slurmctld two RPCs (one under the job write lock).
+    if (preemptible && std::strcmp(preemptible, "0") == 0) return 0;
+    char *end = nullptr;
+    unsigned long id = std::strtoul(job_id.c_str(), &end, 10);
+    return (*end || id == 0 || id > UINT32_MAX) ? 0 : uint32_t(id);
+}
 
 void publish_checkpoint(const std::string &job_id, int64_t taken_at) noexcept {
     static std::mutex mu;

@@ -7,7 +7,14 @@ namespace idletime::ckpt {
 
 // Sets "idletime:ckpt=<taken_at>" (unix seconds) in the Comment of Slurm job `job_id`, keeping
 // the rest of the Comment. Only inside that job (SLURM_JOB_ID == job_id), at most once per 5 s,
-// never with IDLETIME_CKPT_PUBLISH=0. Never throws; a failure is logged once to stderr.
+// never with IDLETIME_CKPT_PUBLISH=0, nor in a run that is not preemptible (IDLETIME_PREEMPTIBLE=0,
+// set by spank_idletime in quota partitions: preempt/idletime never looks at such a job). Never
+// throws; a failure is logged once to stderr.
 void publish_checkpoint(const std::string &job_id, int64_t taken_at) noexcept;
+
+// The job id publish_checkpoint would update, or 0, from the values of SLURM_JOB_ID,
+// IDLETIME_CKPT_PUBLISH and IDLETIME_PREEMPTIBLE (nullptr = unset). Pure, for tests.
+uint32_t publish_target(const std::string &job_id, const char *slurm_job_id, const char *publish,
+                        const char *preemptible);
 
 }  // namespace idletime::ckpt

@@ -2,10 +2,12 @@
 #include "replay/mapping.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 namespace idletime::replay {
 
@@ -98,9 +100,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct Candidate {
     const TraceRecord *rec;
     double submit_t, run_from_t, end_t;  // trace seconds; end already clipped
-    int gpus;
+    int gpus, nodes;
     JobClass cls;
-    size_t pool, team;
+    size_t pool;
+    std::string group;                   // team / account / site quota within the pool
 };
 
 void check_options(const MapOptions &o)
@@ -120,6 +123,23 @@ void check_options(const MapOptions &o)
         throw std::invalid_argument("sample share must be in (0, 1]");
     if (o.max_gpus_per_job < 1 || o.min_duration_s < 0)
         throw std::invalid_argument("max GPUs per job must be >= 1 and min duration >= 0");
+    if (!(o.quota_percentile > 0 && o.quota_percentile <= 1))
+        throw std::invalid_argument("quota percentile must be in (0, 100]");
+    if (o.max_quotas < 1)
+        throw std::invalid_argument("quotas per pool must be >= 1");
+    if (o.idle.kind == IdleRuleKind::Share && !(o.idle.share >= 0 && o.idle.share <= 1))
+        throw std::invalid_argument("idle-time share must be in [0, 1]");
+    if (o.quota_source == QuotaSource::Site) {
+        if (o.site_quotas.empty())
+            throw std::invalid_argument("the site config has no quota");
+        for (const auto &q : o.site_quotas) {
+            bool known = false;
+            for (const auto &p : o.pools)
+                known = known || p.name == q.pool;
+            if (!known)
+                throw std::invalid_argument("site quota '" + q.name + "': pool '" + q.pool + "' is not a local pool");
+        }
+    }
 }
 
 // Pools a record may use; empty when its constraint maps to no local spec.
@@ -152,6 +172,70 @@ size_t pick_pool(const TraceRecord &r, const std::vector<size_t> &pools, const M
     return pools.back();
 }
 
+// Slurm folds account names to lower case; keep names to [a-z0-9_.-].
+std::string account_key(const std::string &account)
+{
+    std::string out;
+    for (char ch : account.substr(0, 40)) {
+        unsigned char c = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(ch)));
+        out += std::isalnum(c) || c == '-' || c == '_' || c == '.' ? char(c) : '_';
+    }
+    return out.empty() ? "none" : out;
+}
+
+const SiteQuota *site_quota_of(const TraceRecord &r, const MapOptions &o)
+{
+    for (const auto &q : o.site_quotas)
+        for (const auto &a : q.accounts)
+            if (account_key(a) == account_key(r.account))  // Slurm accounts are case-insensitive
+                return &q;
+    return nullptr;
+}
+
+// Team and pool of a kept record; false (counted) when a site config has no quota for it.
+bool assign(const TraceRecord &r, const std::vector<size_t> &pools, const MapOptions &o, MapStats &st,
+            Candidate &c)
+{
+    if (o.quota_source == QuotaSource::Site) {
+        const SiteQuota *q = site_quota_of(r, o);
+        if (!q)
+            return st.no_quota++, false;
+        for (size_t i = 0; i < o.pools.size(); i++)
+            if (o.pools[i].name == q->pool)
+                c.pool = i;
+        c.group = q->name;
+        return true;
+    }
+    c.pool = pick_pool(r, pools, o);
+    if (o.quota_source == QuotaSource::Accounts)
+        c.group = account_key(r.account);
+    else
+        c.group = "t" + std::to_string(stable_hash(o.seed, "team:" + r.name) % static_cast<uint64_t>(o.teams));
+    return true;
+}
+
+// GPUs and nodes (gang of whole nodes), with the caps counted.
+void shape(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidate &c)
+{
+    int node = o.max_gpus_per_job;
+    int nodes = std::max(1, r.nodes);
+    if (o.split_gangs)
+        nodes = std::max(nodes, (r.num_gpu + node - 1) / node);
+    int per = (r.num_gpu + nodes - 1) / nodes;
+    if (per > node) {
+        per = node;
+        st.gpus_capped++;
+    }
+    int pool_nodes = std::max(1, o.pools[c.pool].gpus / node);
+    if (nodes > pool_nodes) {
+        nodes = pool_nodes;
+        st.gang_capped++;
+    }
+    st.gangs += nodes > 1;
+    c.nodes = nodes;
+    c.gpus = per * nodes;
+}
+
 // Filters one record; returns false (and counts why) when it is not replayed.
 bool candidate(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidate &c)
 {
@@ -173,6 +257,8 @@ bool candidate(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidat
     bool shared = r.num_gpu == 1 && r.gpu_milli < 1000;
     if (shared && o.fractional == Fractional::Skip)
         return st.fractional_skipped++, false;
+    if (!assign(r, pools, o, st, c))
+        return false;
     st.fractional_rounded += shared;
     st.carried_over += carried;
     c.rec = &r;
@@ -184,44 +270,133 @@ bool candidate(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidat
         st.clipped_at_end++;
     }
     c.end_t = c.submit_t + run;
-    c.gpus = std::min(r.num_gpu, o.max_gpus_per_job);
-    st.gpus_capped += r.num_gpu > o.max_gpus_per_job;
-    c.cls = r.qos == TraceQos::BestEffort ? JobClass::Idle : JobClass::Guaranteed;
-    c.pool = pick_pool(r, pools, o);
-    c.team = stable_hash(o.seed, "team:" + r.name) % static_cast<uint64_t>(o.teams);
+    shape(r, o, st, c);
     return true;
 }
 
-std::string quota_name(const MapOptions &o, size_t pool, size_t team)
+// Idle-time or guaranteed, by the rule (Share: exactly round(share x n) of each account's jobs).
+void classify(std::vector<Candidate> &cs, const MapOptions &o)
 {
-    return o.pools[pool].name + "-t" + std::to_string(team);
+    const IdleRule &rule = o.idle;
+    if (rule.kind != IdleRuleKind::Share) {
+        for (auto &c : cs) {
+            std::string v = rule.kind == IdleRuleKind::Partition ? c.rec->partition : c.rec->qos_name;
+            if (rule.kind == IdleRuleKind::Qos && v.empty())
+                v = trace_qos_name(c.rec->qos);
+            c.cls = v == rule.name ? JobClass::Idle : JobClass::Guaranteed;
+        }
+        return;
+    }
+    std::map<std::string, std::vector<std::pair<uint64_t, Candidate *>>> by_account;
+    for (auto &c : cs)
+        by_account[c.rec->account].push_back({stable_hash(o.seed, "idle:" + c.rec->name), &c});
+    for (auto &[account, list] : by_account) {
+        std::sort(list.begin(), list.end(), [](const auto &a, const auto &b) {
+            return a.first != b.first ? a.first < b.first : a.second->rec->name < b.second->rec->name;
+        });
+        size_t idle = size_t(std::llround(rule.share * double(list.size())));
+        for (size_t i = 0; i < list.size(); i++)
+            list[i].second->cls = i < idle ? JobClass::Idle : JobClass::Guaranteed;
+    }
 }
 
-// Per pool: p95 concurrent guaranteed GPUs per team (as the trace ran them), then shares.
-std::vector<Quota> derive_quotas(const std::vector<Candidate> &cs, const MapOptions &o)
+std::string quota_name(const MapOptions &o, size_t pool, const std::string &group)
+{
+    return o.quota_source == QuotaSource::Site ? group : o.pools[pool].name + "-" + group;
+}
+
+// Time-weighted percentile of the concurrent guaranteed GPUs of the candidates.
+double demand(const std::vector<const Candidate *> &cs, const MapOptions &o)
 {
     double w0 = double(o.window_start_s), w1 = w0 + double(o.window_len_s);
+    std::vector<std::pair<double, int>> ch;
+    for (const Candidate *c : cs) {
+        if (c->cls != JobClass::Guaranteed)
+            continue;
+        double end = c->rec->deletion_s < 0 ? kInf : double(c->rec->deletion_s);
+        ch.emplace_back(c->run_from_t, c->gpus);
+        ch.emplace_back(std::min(end, w1), -c->gpus);
+    }
+    return weighted_quantile(ch, w0, w1, o.quota_percentile);
+}
+
+using Groups = std::map<std::string, std::vector<const Candidate *>>;
+
+// Accounts beyond max_quotas in a pool: those of least demand share "other".
+void fold_accounts(std::vector<Candidate> &cs, size_t pool, const MapOptions &o, MapStats &st)
+{
+    Groups g;
+    for (const auto &c : cs)
+        if (c.pool == pool)
+            g[c.group].push_back(&c);
+    if (g.size() <= size_t(o.max_quotas))
+        return;
+    std::vector<std::tuple<double, double, std::string>> rank;  // demand, GPU-seconds, name
+    for (const auto &[name, list] : g) {
+        double gs = 0;
+        for (const Candidate *c : list)
+            gs += (c->end_t - c->run_from_t) * c->gpus;
+        rank.emplace_back(-demand(list, o), -gs, name);
+    }
+    std::sort(rank.begin(), rank.end());
+    std::set<std::string> folded;
+    for (size_t i = size_t(o.max_quotas) - 1; i < rank.size(); i++)
+        folded.insert(std::get<2>(rank[i]));
+    st.accounts_merged += int(folded.size());
+    for (auto &c : cs)
+        if (c.pool == pool && folded.count(c.group))
+            c.group = "other";
+}
+
+// Groups of a pool in quota order: Teams t0..tK-1, Site its quotas in file order, Accounts by name.
+std::vector<std::string> pool_groups(const std::vector<Candidate> &cs, size_t p, const MapOptions &o)
+{
+    std::vector<std::string> out;
+    if (o.quota_source == QuotaSource::Teams) {
+        for (int t = 0; t < o.teams; t++)
+            out.push_back("t" + std::to_string(t));
+    } else if (o.quota_source == QuotaSource::Site) {
+        for (const auto &q : o.site_quotas)
+            if (q.pool == o.pools[p].name)
+                out.push_back(q.name);
+    } else {
+        std::set<std::string> names;
+        for (const auto &c : cs)
+            if (c.pool == p)
+                names.insert(c.group);
+        out.assign(names.begin(), names.end());
+    }
+    return out;
+}
+
+// Per pool: demand per group (or the site's GPUs), then shares of the pool's capacity.
+std::vector<Quota> derive_quotas(std::vector<Candidate> &cs, const MapOptions &o, MapStats &st)
+{
     std::vector<Quota> out;
     for (size_t p = 0; p < o.pools.size(); p++) {
-        std::vector<double> weights(size_t(o.teams));
-        std::vector<int> mins(size_t(o.teams), 1);
-        for (size_t t = 0; t < size_t(o.teams); t++) {
-            std::vector<std::pair<double, int>> ch;
-            for (const auto &c : cs) {
-                if (c.pool != p || c.team != t)
-                    continue;
-                mins[t] = std::max(mins[t], c.gpus);  // so config A can run every job in quota
-                if (c.cls != JobClass::Guaranteed)
-                    continue;
-                double end = c.rec->deletion_s < 0 ? kInf : double(c.rec->deletion_s);
-                ch.emplace_back(c.run_from_t, c.gpus);
-                ch.emplace_back(std::min(end, w1), -c.gpus);
-            }
-            weights[t] = weighted_quantile(ch, w0, w1, 0.95);
+        if (o.quota_source == QuotaSource::Accounts)
+            fold_accounts(cs, p, o, st);
+        auto names = pool_groups(cs, p, o);
+        if (names.empty())
+            continue;
+        std::vector<double> weights(names.size());
+        std::vector<int> mins(names.size(), 1);
+        for (size_t g = 0; g < names.size(); g++) {
+            std::vector<const Candidate *> list;
+            for (const auto &c : cs)
+                if (c.pool == p && c.group == names[g]) {
+                    list.push_back(&c);
+                    mins[g] = std::max(mins[g], c.gpus);  // so config A can run every job in quota
+                }
+            weights[g] = demand(list, o);
+            if (o.quota_source == QuotaSource::Site)
+                for (const auto &q : o.site_quotas)
+                    if (q.name == names[g])
+                        weights[g] = q.gpus;
         }
         auto shares = apportion(o.pools[p].gpus, weights, mins);
-        for (size_t t = 0; t < size_t(o.teams); t++)
-            out.push_back({quota_name(o, p, t), o.pools[p].name, shares[t], weights[t]});
+        for (size_t g = 0; g < names.size(); g++)
+            out.push_back({quota_name(o, p, names[g]), o.pools[p].name, shares[g], weights[g]});
     }
     return out;
 }
@@ -239,17 +414,26 @@ JobStream map_trace(const std::vector<TraceRecord> &records, const MapOptions &o
         if (candidate(r, opt, js.stats, c))
             cs.push_back(c);
     }
-    js.quotas = derive_quotas(cs, opt);
+    classify(cs, opt);
+    js.quotas = derive_quotas(cs, opt, js.stats);
+    std::map<std::string, const Quota *> quota_by_name;
+    for (const auto &q : js.quotas)
+        quota_by_name[q.name] = &q;
     double w0 = double(opt.window_start_s);
     for (const auto &c : cs) {
-        const Quota &q = js.quotas[c.pool * size_t(opt.teams) + c.team];
+        const Quota &q = *quota_by_name.at(quota_name(opt, c.pool, c.group));
         ReplayJob j;
         j.id = c.rec->name;
         j.submit_s = (c.submit_t - w0) / opt.compress;
-        j.duration_s = std::max(opt.min_duration_s, (c.end_t - c.submit_t) / opt.compress);
+        double run_s = (c.end_t - c.submit_t) / opt.compress;
+        j.duration_s = std::max(opt.min_duration_s, run_s);
+        js.stats.floored += run_s < opt.min_duration_s;
         j.gpus = c.gpus;
+        j.nodes = c.nodes;
         if (c.cls == JobClass::Idle && j.gpus > q.gpus) {
-            j.gpus = q.gpus;  // so config A (no borrowing) can still run it inside the quota
+            int per = j.gpus / j.nodes;  // so config A (no borrowing) can still run it inside the quota
+            j.nodes = std::max(1, std::min(j.nodes, q.gpus / std::max(1, per)));
+            j.gpus = std::min(per, q.gpus) * j.nodes;
             js.stats.be_capped_to_quota++;
         }
         j.cls = c.cls;

@@ -9,7 +9,7 @@ namespace idletime::replay {
 
 namespace {
 
-constexpr const char *kJobsHeader = "id,submit_s,duration_s,gpus,class,quota,pool,spec";
+constexpr const char *kJobsHeader = "id,submit_s,duration_s,gpus,class,quota,pool,spec,nodes";
 constexpr const char *kQuotasHeader = "quota,pool,gpus,p95_gpus";
 
 std::string fmt(double v)
@@ -71,7 +71,8 @@ void write_jobs_csv(std::ostream &out, const std::vector<ReplayJob> &jobs)
     out << kJobsHeader << '\n';
     for (const auto &j : jobs)
         out << j.id << ',' << fmt(j.submit_s) << ',' << fmt(j.duration_s) << ',' << j.gpus << ','
-            << job_class_name(j.cls) << ',' << j.quota << ',' << j.pool << ',' << j.spec << '\n';
+            << job_class_name(j.cls) << ',' << j.quota << ',' << j.pool << ',' << j.spec << ','
+            << j.nodes << '\n';
 }
 
 void write_quotas_csv(std::ostream &out, const std::vector<Quota> &quotas)
@@ -84,7 +85,7 @@ void write_quotas_csv(std::ostream &out, const std::vector<Quota> &quotas)
 std::vector<ReplayJob> read_jobs_csv(std::istream &in, const std::string &origin)
 {
     std::vector<ReplayJob> out;
-    each_row(in, origin, kJobsHeader, 8, [&](const std::vector<std::string> &f, const std::string &w) {
+    each_row(in, origin, kJobsHeader, 9, [&](const std::vector<std::string> &f, const std::string &w) {
         ReplayJob j;
         j.id = f[0];
         j.submit_s = number(f[1], w);
@@ -96,8 +97,9 @@ std::vector<ReplayJob> read_jobs_csv(std::istream &in, const std::string &origin
         j.quota = f[5];
         j.pool = f[6];
         j.spec = f[7];
-        if (j.id.empty() || j.quota.empty() || j.pool.empty() || j.gpus < 1)
-            throw TraceError(w + ": id, quota, pool must be set and gpus >= 1");
+        j.nodes = static_cast<int>(number(f[8], w));
+        if (j.id.empty() || j.quota.empty() || j.pool.empty() || j.gpus < 1 || j.nodes < 1 || j.gpus % j.nodes)
+            throw TraceError(w + ": id, quota, pool must be set, gpus and nodes >= 1, gpus a multiple of nodes");
         out.push_back(std::move(j));
     });
     return out;

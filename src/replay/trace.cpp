@@ -1,6 +1,7 @@
 // Readers of trace files. The openb pod lists are plain CSV without quoting (checked:
 // no field of the 25 files holds a comma or a quote), so a split on ',' is exact.
 #include "replay/trace.hpp"
+#include "replay/trace_text.hpp"
 
 #include <array>
 #include <charconv>
@@ -20,20 +21,33 @@ const char *trace_qos_name(TraceQos q)
     return "?";
 }
 
+void ReadStats::add_bad(const std::string &reason, const std::string &where_detail)
+{
+    if (bad[reason]++ == 0)
+        first_bad[reason] = where_detail;
+}
+
+int ReadStats::bad_total() const
+{
+    int n = 0;
+    for (const auto &[reason, count] : bad)
+        n += count;
+    return n;
+}
+
+std::vector<TraceRecord> TraceReader::read(std::istream &in, const std::string &origin) const
+{
+    ReadStats st;
+    auto out = read(in, origin, st);
+    if (st.bad_total() > 0)
+        throw TraceError(st.first_bad.begin()->second + " (" + std::to_string(st.bad_total()) +
+                         " bad rows)");
+    return out;
+}
+
 namespace {
 
-std::vector<std::string> split(const std::string &line, char sep)
-{
-    std::vector<std::string> out;
-    size_t from = 0;
-    for (;;) {
-        size_t at = line.find(sep, from);
-        out.push_back(line.substr(from, at == std::string::npos ? std::string::npos : at - from));
-        if (at == std::string::npos)
-            return out;
-        from = at + 1;
-    }
-}
+using text::split;
 
 int64_t parse_int(const std::string &text, bool empty_ok, const std::string &where)
 {
@@ -87,7 +101,7 @@ class OpenbReader final : public TraceReader {
 public:
     std::string_view kind() const override { return "openb"; }
 
-    std::vector<TraceRecord> read(std::istream &in, const std::string &origin) const override
+    std::vector<TraceRecord> read(std::istream &in, const std::string &origin, ReadStats &stats) const override
     {
         std::string line;
         if (!std::getline(in, line))
@@ -105,6 +119,7 @@ public:
                 throw TraceError(where + ": " + std::to_string(f.size()) + " fields, header has " +
                                  std::to_string(ncols));
             out.push_back(record(f, pos, where));
+            stats.rows++;
         }
         return out;
     }
@@ -129,6 +144,7 @@ private:
         if (!f[pos[GpuSpec]].empty())
             r.models = split(f[pos[GpuSpec]], '|');
         r.qos = parse_qos(f[pos[Qos]], where);
+        r.qos_name = f[pos[Qos]];
         r.creation_s = parse_int(f[pos[Creation]], false, where + " creation_time");
         r.scheduled_s = parse_int(f[pos[Scheduled]], true, where + " scheduled_time");
         r.deletion_s = parse_int(f[pos[Deletion]], true, where + " deletion_time");
@@ -138,13 +154,17 @@ private:
 
 }  // namespace
 
-std::unique_ptr<TraceReader> make_trace_reader(std::string_view kind)
+std::unique_ptr<TraceReader> make_trace_reader(std::string_view kind, int procs_per_gpu)
 {
     if (kind == "openb")
         return std::make_unique<OpenbReader>();
+    if (kind == "sacct")
+        return make_sacct_reader();
+    if (kind == "swf")
+        return make_swf_reader(procs_per_gpu);
     return nullptr;
 }
 
-std::string trace_reader_kinds() { return "openb"; }
+std::string trace_reader_kinds() { return "openb, sacct, swf"; }
 
 }  // namespace idletime::replay

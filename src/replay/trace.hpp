@@ -1,9 +1,11 @@
-// Trace input for `idletime replay`: one record per pod/job of a public GPU-cluster trace,
-// in the trace's own units (seconds from trace start). Readers for other traces implement
-// TraceReader and register in make_trace_reader().
+// Trace input for `idletime replay`: one record per pod/job of a GPU-cluster trace, in the
+// trace's own units (seconds from trace start). Readers: openb (Alibaba pod lists, trace.cpp),
+// sacct (`sacct --parsable2`, trace_sacct.cpp), swf (Standard Workload Format, trace_swf.cpp);
+// each implements TraceReader and registers in make_trace_reader().
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -26,6 +28,24 @@ struct TraceRecord {
     int64_t creation_s = 0;         // submit time
     int64_t scheduled_s = -1;       // start time; -1 = never scheduled
     int64_t deletion_s = -1;        // end time; -1 = still running at trace end
+    int nodes = 1;                  // nodes the job ran on (sacct NNodes); num_gpu is the total
+    std::string account;            // sacct Account, SWF "g<group>"; empty for openb
+    std::string user;               // sacct User, SWF "u<user>"
+    std::string partition;          // sacct Partition, SWF "p<partition number>"
+    std::string qos_name;           // sacct QOS, SWF "q<queue number>", openb qos (LS, BE, ...)
+};
+
+// What a reader saw besides its records: rows skipped on purpose and bad rows by reason.
+struct ReadStats {
+    int rows = 0;                   // data rows (header, comments and blank lines excluded)
+    int steps_skipped = 0;          // sacct job steps (123.batch, 123.extern, 123.0)
+    int duplicates_skipped = 0;     // sacct -D: earlier records of a requeued job
+    int start_assumed = 0;          // SWF wait time unknown (-1): start taken as the submit time
+    int64_t epoch0 = 0;             // sacct: epoch second that trace second 0 stands for
+    std::map<std::string, int> bad;                // reason -> rows
+    std::map<std::string, std::string> first_bad;  // reason -> "origin:line: detail" of the first
+    void add_bad(const std::string &reason, const std::string &where_detail);
+    int bad_total() const;
 };
 
 // Thrown for malformed input; what() is one line naming the file position and the problem.
@@ -37,13 +57,24 @@ class TraceReader {
 public:
     virtual ~TraceReader() = default;
     virtual std::string_view kind() const = 0;
-    // Reads all records of one pod/job list. `origin` names the input in errors.
-    virtual std::vector<TraceRecord> read(std::istream &in, const std::string &origin) const = 0;
+    // Reads all records of one pod/job list. `origin` names the input in errors. A file that
+    // cannot be read as this kind at all (no header, a required column missing) throws
+    // TraceError; a bad row is counted in stats by reason (openb: throws, its files are clean).
+    virtual std::vector<TraceRecord> read(std::istream &in, const std::string &origin,
+                                          ReadStats &stats) const = 0;
+    // The same, throwing TraceError for the first bad row.
+    std::vector<TraceRecord> read(std::istream &in, const std::string &origin) const;
 };
 
-// Known kinds: "openb" (Alibaba cluster-trace-gpu-v2023 pod lists). nullptr for others.
-std::unique_ptr<TraceReader> make_trace_reader(std::string_view kind);
+// Known kinds: "openb" (Alibaba cluster-trace-gpu-v2023 pod lists), "sacct" (Slurm
+// `sacct --parsable2` output), "swf" (Standard Workload Format; procs_per_gpu SWF processors
+// make one GPU). nullptr for others.
+std::unique_ptr<TraceReader> make_trace_reader(std::string_view kind, int procs_per_gpu = 1);
 // Comma-separated names of the known kinds (for error messages).
 std::string trace_reader_kinds();
+
+// The readers of trace_sacct.cpp and trace_swf.cpp.
+std::unique_ptr<TraceReader> make_sacct_reader();
+std::unique_ptr<TraceReader> make_swf_reader(int procs_per_gpu);
 
 }  // namespace idletime::replay

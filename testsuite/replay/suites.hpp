@@ -3,6 +3,8 @@
 #include <check.h>
 
 Suite *trace_suite();
+Suite *readers_suite();
+Suite *quotas_suite();
 Suite *mapping_suite();
 Suite *metrics_suite();
 Suite *tracker_suite();

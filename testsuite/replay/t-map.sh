@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/s" --window-start 0 --window-len 1000 \
 	--compress 10 --sample 1 >"$OUT/log" 2>&1 || fail "map exited $?: $(cat "$OUT/log")"
 [ "$(wc -l <"$OUT/s/jobs.csv")" -eq 5 ] || fail "jobs.csv should have a header and 4 jobs"
-grep -q '^p-big,50.000,18.000,4,guaranteed,h100-t[01],h100,h100$' "$OUT/s/jobs.csv" || fail "p-big row wrong"
+grep -q '^p-big,50.000,18.000,4,guaranteed,h100-t[01],h100,h100,1$' "$OUT/s/jobs.csv" || fail "p-big row wrong"
 [ "$(awk -F, 'NR>1 && $2=="a100" {s+=$3} END {print s}' "$OUT/s/quotas.csv")" -eq 16 ] || fail "a100 quotas must sum to 16"
 jq -e '.quotas | length == 4' "$OUT/s/idletime.json" >/dev/null || fail "idletime.json must hold 4 quotas"
 grep -q 'spec not mapped' "$OUT/s/mapping.md" || fail "mapping.md lacks the pod table"
@@ -33,4 +33,32 @@ check_bad "column 'gpu_spec' missing" map --trace "$DATA/openb_nocol.csv" --out 
 check_bad "qos 'XX' unknown" map --trace "$DATA/openb_badqos.csv" --out "$OUT/bad"
 check_bad "compression factor must be >= 1" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --compress 0.5
 check_bad "cannot read --trace" map --trace "$OUT/none.csv" --out "$OUT/bad"
+check_bad "--kind 'philly' unknown, allowed: openb, sacct, swf" map --trace x --out "$OUT/bad" --kind philly
+check_bad "column 'AllocTRES' or 'ReqTRES' missing" map --kind sacct --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
+check_bad "--seed and --seeds exclude each other" map --trace x --out "$OUT/bad" --seed 1 --seeds 1,2
+check_bad "--quota-percentile '0' must be in (0, 100]" map --trace x --out "$OUT/bad" --quota-percentile 0
+check_bad "no job read as swf" map --kind swf --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
+
+# sacct: quotas per account, scavenger QOS as idle-time, the 2-node job stays a gang; bad rows
+# are reported by reason in mapping.md.
+"$BIN" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/sa" --compress 10 --idle-qos scavenger \
+	>"$OUT/log" 2>&1 || fail "sacct map exited $?: $(cat "$OUT/log")"
+grep -q '^101,6.000,360.000,8,idle,h100-chem,h100,h100,2$' "$OUT/sa/jobs.csv" || fail "sacct: job 101 row wrong: $(cat "$OUT/sa/jobs.csv")"
+grep -q '7 bad rows\|, 7 bad\.' "$OUT/sa/mapping.md" || fail "sacct: mapping.md lacks the bad-row count"
+grep -qF '| End before Start | 1 |' "$OUT/sa/mapping.md" || fail "sacct: no reason table"
+grep -q '3 job steps skipped' "$OUT/sa/mapping.md" || fail "sacct: steps not counted"
+grep -q '7 bad trace rows' "$OUT/log" || fail "sacct: stdout lacks the bad-row count: $(cat "$OUT/log")"
+jq -e '[.quotas[].name] | index("a100-physics") != null' "$OUT/sa/idletime.json" >/dev/null || fail "sacct: no a100-physics quota"
+# The site's own quotas (the repository's example config; its CPU-only quota is left out).
+sed 's/"team-x"\]/"team-x", "chem"]/' "$(dirname "$0")/../../etc/idletime.json" >"$OUT/site.json"
+"$BIN" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/si" --site-config "$OUT/site.json" \
+	>"$OUT/log" 2>&1 || fail "site map exited $?: $(cat "$OUT/log")"
+[ "$(jq '.quotas | length' "$OUT/si/idletime.json")" -eq 5 ] || fail "site: want the 5 GPU quotas"
+grep -q ',team-x,h100,h100,' "$OUT/si/jobs.csv" || fail "site: chem's jobs not in team-x: $(cat "$OUT/si/jobs.csv")"
+check_bad "cannot read --site-config" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/bad" --site-config "$OUT/none.json"
+# Several seeds: one directory per seed.
+"$BIN" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/sw" --compress 2 --seeds 1,2 --procs-per-gpu 2 \
+	>"$OUT/log" 2>&1 || fail "swf map exited $?: $(cat "$OUT/log")"
+for s in 1 2; do [ -s "$OUT/sw/seed-$s/jobs.csv" ] || fail "swf: seed-$s/jobs.csv missing"; done
+grep -q '^swf-4,[^,]*,[^,]*,8,.*,2$' "$OUT/sw/seed-1/jobs.csv" || fail "swf: 16 processors (8 GPUs) not a 2-node gang: $(cat "$OUT/sw/seed-1/jobs.csv")"
 echo "PASS: idletime-replay map"

@@ -147,7 +147,8 @@ START_TEST(test_deterministic)
 {
     std::vector<TraceRecord> recs;
     for (int i = 0; i < 200; i++)
-        recs.push_back({"pod-" + std::to_string(i), 1, 1000, {}, TraceQos::LatencySensitive, i, i, i + 50});
+        recs.push_back({"pod-" + std::to_string(i), 1, 1000, {}, TraceQos::LatencySensitive, i, i, i + 50, 1,
+                        "", "", "", "LS"});
     MapOptions o = base();
     JobStream a = map_trace(recs, o), b = map_trace(recs, o);
     o.seed = 8;

@@ -6,7 +6,9 @@
 int main()
 {
     SRunner *sr = srunner_create(trace_suite());
+    srunner_add_suite(sr, readers_suite());
     srunner_add_suite(sr, mapping_suite());
+    srunner_add_suite(sr, quotas_suite());
     srunner_add_suite(sr, metrics_suite());
     srunner_add_suite(sr, tracker_suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -106,7 +106,7 @@ END_TEST
 START_TEST(test_stream_roundtrip)
 {
     std::vector<ReplayJob> jobs{{"a", 0, 12.5, 2, JobClass::Guaranteed, "a100-t0", "a100", "a100"},
-                                {"b", 3.25, 4, 1, JobClass::Idle, "h100-t1", "h100", "h100"}};
+                                {"b", 3.25, 4, 8, JobClass::Idle, "h100-t1", "h100", "h100", 2}};
     std::stringstream ss;
     write_jobs_csv(ss, jobs);
     auto back = read_jobs_csv(ss, "s");
@@ -115,6 +115,9 @@ START_TEST(test_stream_roundtrip)
     ck_assert_double_eq_tol(back[1].submit_s, 3.25, 1e-9);
     ck_assert_int_eq(int(back[1].cls), int(JobClass::Idle));
     ck_assert_cxx_str_eq(back[0].quota, "a100-t0");
+    ck_assert_int_eq(back[0].nodes, 1);
+    ck_assert_int_eq(back[1].nodes, 2);
+    ck_assert_int_eq(back[1].gpus, 8);
     std::vector<Quota> qs{{"a100-t0", "a100", 9, 7.5}};
     std::stringstream qq;
     write_quotas_csv(qq, qs);
@@ -126,7 +129,7 @@ END_TEST
 
 START_TEST(test_stream_bad)
 {
-    std::istringstream in("id,submit_s,duration_s,gpus,class,quota,pool,spec\na,0,1,1,best,q,p,s\n");
+    std::istringstream in("id,submit_s,duration_s,gpus,class,quota,pool,spec,nodes\na,0,1,1,best,q,p,s,1\n");
     std::string msg;
     try {
         read_jobs_csv(in, "s");

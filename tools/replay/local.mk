@@ -6,10 +6,11 @@ tools_replay_idletime_replay_SOURCES = \
 	tools/replay/setup.hpp tools/replay/setup.cpp \
 	tools/replay/runner.hpp tools/replay/runner.cpp \
 	tools/replay/report.hpp tools/replay/report.cpp \
+	tools/replay/spread.hpp tools/replay/spread.cpp \
 	tools/replay/slurm_client.hpp tools/replay/slurm_client.cpp
 tools_replay_idletime_replay_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) \
 	-DIDLETIME_SRCDIR='"$(abs_top_srcdir)"'
-tools_replay_idletime_replay_LDADD = src/replay/libidlereplay.la $(JSONC_LIBS) $(SLURM_LIBS)
+tools_replay_idletime_replay_LDADD = src/replay/libidlereplay.la src/core/libidlecore.la $(JSONC_LIBS) $(SLURM_LIBS)
 
 tools_replay_idletime_replay_job_SOURCES = tools/replay/job.cpp
 tools_replay_idletime_replay_job_LDADD = src/ckpt/libidletime-ckpt.la

@@ -8,7 +8,9 @@
 #include "slurm_client.hpp"
 
 #include "replay/stream.hpp"
+#include "spread.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,40 +20,74 @@ using namespace idletime::replay;
 
 namespace {
 
-JobStream load_stream(const Options &o)
+struct Trace {
+    std::vector<TraceRecord> records;
+    ReadStats stats;
+};
+
+[[noreturn]] void bad_input(const std::string &msg)
 {
-    auto reader = make_trace_reader(o.kind);
-    if (!reader) {
-        std::cerr << "idletime-replay: --kind '" << o.kind << "' unknown, allowed: " << trace_reader_kinds() << "\n";
-        std::exit(2);
-    }
+    std::cerr << "idletime-replay: " << msg << "\n";
+    std::exit(2);
+}
+
+// Reads the trace (exit 2 when it cannot be read as its kind or holds no job) and, for sacct
+// and swf without --window-len, sets the window to the whole trace.
+Trace load_trace(Options &o)
+{
+    auto reader = make_trace_reader(o.kind, o.procs_per_gpu);
+    if (!reader)
+        bad_input("--kind '" + o.kind + "' unknown, allowed: " + trace_reader_kinds());
     std::ifstream in(o.trace);
-    if (!in) {
-        std::cerr << "idletime-replay: cannot read --trace '" << o.trace << "'\n";
-        std::exit(2);
-    }
+    if (!in)
+        bad_input("cannot read --trace '" + o.trace + "'");
+    Trace t;
     try {
-        auto recs = reader->read(in, o.trace);
-        return map_trace(recs, o.map);
+        t.records = reader->read(in, o.trace, t.stats);
     } catch (const std::exception &e) {
-        std::cerr << "idletime-replay: " << e.what() << "\n";
-        std::exit(2);
+        bad_input(e.what());
+    }
+    if (t.records.empty())
+        bad_input("--trace '" + o.trace + "': no job read as " + o.kind + " (" +
+                  std::to_string(t.stats.rows) + " rows, " + std::to_string(t.stats.bad_total()) + " bad" +
+                  (t.stats.first_bad.empty() ? "" : ", first: " + t.stats.first_bad.begin()->second) + ")");
+    if (o.kind != "openb" && !o.given.count("--window-len")) {
+        int64_t last = 0;
+        for (const auto &r : t.records)
+            last = std::max({last, r.creation_s, r.deletion_s});
+        o.map.window_len_s = std::max<int64_t>(1, last + 1 - o.map.window_start_s);
+    }
+    if (!o.site_config.empty()) {
+        try {
+            o.map.site_quotas = load_site_quotas(o);
+        } catch (const std::exception &e) {
+            bad_input(e.what());
+        }
+    }
+    return t;
+}
+
+JobStream map_stream(const Options &o, const Trace &t)
+{
+    try {
+        return map_trace(t.records, o.map);
+    } catch (const std::exception &e) {
+        bad_input(e.what());
     }
 }
 
-void write_stream_files(const Options &o, const JobStream &js)
+void write_stream_files(const Options &o, const JobStream &js, const ReadStats &rs)
 {
     fs::create_directories(o.out);
     std::ofstream jobs(o.out + "/jobs.csv"), quotas(o.out + "/quotas.csv"), md(o.out + "/mapping.md");
     write_jobs_csv(jobs, js.jobs);
     write_quotas_csv(quotas, js.quotas);
-    md << mapping_markdown(o, js);
+    md << mapping_markdown(o, js, rs);
     write_replay_config(o.out + "/idletime.json", js, o);
 }
 
-int run_all(const Options &o, const JobStream &js)
+int run_all(const Options &o, const JobStream &js, const ReadStats &rs, std::vector<ConfigResult> &results)
 {
-    std::vector<ConfigResult> results;
     bool slurm_ready = fs::exists(o.cluster_dir + "/etc/slurm.conf");
     if (slurm_ready) {  // a cluster may be up: do not reconfigure it under someone's jobs
         slurm_client_init(o.cluster_dir + "/etc/slurm.conf");
@@ -96,7 +132,8 @@ int run_all(const Options &o, const JobStream &js)
     }
     restore_cluster(o);
     write_summary_csv(o.out + "/summary.csv", results);
-    write_report_md(o.out + "/report.md", results, o.command_line, mapping_markdown(o, js));
+    write_report_md(o.out + "/report.md", results, o.command_line,
+                    mapping_markdown(o, js, rs) + "\n" + compression_markdown(o, js));
     bool plots = write_plots(o.out, results);
     int failed = 0;
     for (const auto &r : results)
@@ -111,15 +148,29 @@ int run_all(const Options &o, const JobStream &js)
 int main(int argc, char **argv)
 {
     Options o = parse_options(argc, argv);
-    JobStream js = load_stream(o);
+    Trace t = load_trace(o);
+    std::vector<std::vector<ConfigResult>> by_seed;
+    int rc = 0;
     try {
-        write_stream_files(o, js);
-        std::cout << "idletime/replay: " << js.jobs.size() << " jobs (" << js.stats.guaranteed
-                  << " guaranteed, " << js.stats.idle << " idle-time) over " << js.span_s
-                  << " s; stream in " << o.out << "/jobs.csv" << std::endl;
-        if (o.command == "map")
-            return 0;
-        return run_all(o, js);
+        for (uint64_t seed : o.seeds) {
+            Options so = o;
+            so.map.seed = seed;
+            if (o.seeds.size() > 1)
+                so.out = o.out + "/seed-" + std::to_string(seed);
+            JobStream js = map_stream(so, t);
+            write_stream_files(so, js, t.stats);
+            std::cout << "idletime/replay: seed " << seed << ": " << js.jobs.size() << " jobs ("
+                      << js.stats.guaranteed << " guaranteed, " << js.stats.idle << " idle-time) over "
+                      << js.span_s << " s; " << t.stats.bad_total() << " bad trace rows; stream in "
+                      << so.out << "/jobs.csv" << std::endl;
+            if (o.command == "map")
+                continue;
+            by_seed.emplace_back();
+            rc = std::max(rc, run_all(so, js, t.stats, by_seed.back()));
+        }
+        if (o.command == "run" && o.seeds.size() > 1)
+            write_spread_md(o.out + "/report.md", o.out + "/summary.csv", o.seeds, by_seed, o.command_line);
+        return rc;
     } catch (const std::exception &e) {
         std::cerr << "idletime-replay: " << e.what() << "\n";
         return 1;

@@ -48,7 +48,46 @@ const std::map<std::string, Setter> &setters()
 {
     static const std::map<std::string, Setter> t{
         {"--trace", [](Options &o, const std::string &v) { o.trace = v; }},
-        {"--kind", [](Options &o, const std::string &v) { o.kind = v; }},
+        {"--kind", [](Options &o, const std::string &v) {
+             if (v != "openb" && v != "sacct" && v != "swf")
+                 bad("--kind '" + v + "' unknown, allowed: openb, sacct, swf");
+             o.kind = v;
+         }},
+        {"--quotas", [](Options &o, const std::string &v) {
+             if (v != "teams" && v != "accounts")
+                 bad("--quotas '" + v + "' unknown, allowed: teams, accounts (or --site-config FILE)");
+             o.map.quota_source = v == "teams" ? QuotaSource::Teams : QuotaSource::Accounts;
+         }},
+        {"--site-config", [](Options &o, const std::string &v) { o.site_config = v; }},
+        {"--quota-percentile", [](Options &o, const std::string &v) {
+             double p = num("--quota-percentile", v);
+             if (p <= 0 || p > 100)
+                 bad("--quota-percentile '" + v + "' must be in (0, 100]");
+             o.map.quota_percentile = p / 100;
+         }},
+        {"--max-quotas", [](Options &o, const std::string &v) { o.map.max_quotas = int(num("--max-quotas", v)); }},
+        {"--idle-share", [](Options &o, const std::string &v) {
+             double x = num("--idle-share", v);
+             if (x > 1)
+                 bad("--idle-share '" + v + "' must be in [0, 1]");
+             o.map.idle = {IdleRuleKind::Share, "", x};
+         }},
+        {"--idle-qos", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Qos, v, 0}; }},
+        {"--idle-partition", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Partition, v, 0}; }},
+        {"--procs-per-gpu", [](Options &o, const std::string &v) {
+             o.procs_per_gpu = int(num("--procs-per-gpu", v));
+             if (o.procs_per_gpu < 1)
+                 bad("--procs-per-gpu '" + v + "' must be >= 1");
+         }},
+        {"--seeds", [](Options &o, const std::string &v) {
+             std::stringstream ss(v);
+             std::string item;
+             o.seeds.clear();
+             while (std::getline(ss, item, ','))
+                 o.seeds.push_back(uint64_t(num("--seeds", item)));
+             if (o.seeds.empty() || o.seeds.size() > 9)
+                 bad("--seeds '" + v + "' must list 1 to 9 seeds (e.g. 1,2,3)");
+         }},
         {"--out", [](Options &o, const std::string &v) { o.out = v; }},
         {"--window-start", [](Options &o, const std::string &v) { o.map.window_start_s = int64_t(num("--window-start", v)); }},
         {"--window-len", [](Options &o, const std::string &v) { o.map.window_len_s = int64_t(num("--window-len", v)); }},
@@ -96,25 +135,25 @@ const char *const kUsage =
     "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
     "  run: map, then replay it on the local cluster under configurations A, B, C, D and write\n"
     "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
-    "mapping: --kind openb --window-start S --window-len S --compress F --seed N --teams K\n"
+    "trace:   --kind openb|sacct|swf (default openb) --procs-per-gpu N (swf)\n"
+    "mapping: --window-start S --window-len S --compress F --seed N --seeds N,N,...\n"
     "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n"
-    "         --sample SHARE --no-carry-over\n"
+    "         --sample SHARE --no-carry-over --gangs --no-gangs\n"
+    "quotas:  --quotas teams|accounts --teams K --quota-percentile P --max-quotas N\n"
+    "         --site-config FILE (quotas and accounts of the site's idletime.json)\n"
+    "idle:    --idle-qos NAME | --idle-partition NAME | --idle-share SHARE (seeded, per account)\n"
     "run:     --configs ABCD --cluster-dir DIR --start-script FILE --prefix DIR --worker FILE\n"
     "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
     "         --allow-foreign-jobs\n"
     "--help, --version\n"
-    "Exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input\n";
+    "Exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input (also a trace\n"
+    "with no usable job)\n";
 
 Options parse_options(int argc, char **argv)
 {
     Options o;
     o.map.pools = {{"a100", "a100", 16}, {"h100", "h100", 16}};
-    o.map.model_to_spec = {{"V100M16", "a100"}, {"V100M32", "a100"}, {"G2", "h100"}};
-    // Defaults chosen in doc/replay/README.md: 12 busy trace hours, 240x, 80 % of the pods.
-    o.map.window_start_s = 12100000;
-    o.map.window_len_s = 43200;
     o.map.compress = 240;
-    o.map.sample = 0.8;
     o.map.seed = 1;
     for (int i = 0; i < argc; i++)
         o.command_line += (i ? " " : "") + std::string(argv[i]);
@@ -132,6 +171,11 @@ Options parse_options(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         std::string a = argv[i], v;
         if (a == "--no-carry-over") { o.map.carry_over = false; continue; }
+        if (a == "--gangs" || a == "--no-gangs") {
+            o.map.split_gangs = a == "--gangs";
+            o.given.insert("--gangs");
+            continue;
+        }
         if (a == "--allow-foreign-jobs") { o.allow_foreign = true; continue; }
         auto eq = a.find('=');
         if (eq != std::string::npos) {
@@ -146,10 +190,37 @@ Options parse_options(int argc, char **argv)
         if (it == setters().end())
             std::exit(cmdline::unknown_option("idletime-replay", a, kUsage));
         it->second(o, v);
+        o.given.insert(a);
     }
     if (o.trace.empty() || o.out.empty())
         bad("--trace FILE and --out DIR are required");
+    apply_kind_defaults(o);
     return o;
+}
+
+void apply_kind_defaults(Options &o)
+{
+    bool openb = o.kind == "openb";
+    auto unset = [&](const char *opt) { return !o.given.count(opt); };
+    bool idle_given = !unset("--idle-share") || !unset("--idle-qos") || !unset("--idle-partition");
+    if (openb) {  // doc/replay/README.md: 12 busy trace hours, 240x, 80 % of the pods
+        if (unset("--window-start")) o.map.window_start_s = 12100000;
+        if (unset("--window-len")) o.map.window_len_s = 43200;
+        if (unset("--sample")) o.map.sample = 0.8;
+        if (unset("--spec-map")) o.map.model_to_spec = {{"V100M16", "a100"}, {"V100M32", "a100"}, {"G2", "h100"}};
+        if (!idle_given) o.map.idle = {IdleRuleKind::Qos, "BE", 0};
+    } else {
+        if (unset("--quotas")) o.map.quota_source = QuotaSource::Accounts;
+        if (unset("--gangs")) o.map.split_gangs = true;
+        if (unset("--spec-map")) o.map.model_to_spec = {{"a100", "a100"}, {"h100", "h100"}};
+        if (!idle_given) o.map.idle = {IdleRuleKind::Share, "", 0.25};
+    }
+    if (!o.site_config.empty())
+        o.map.quota_source = QuotaSource::Site;
+    if (o.seeds.empty())
+        o.seeds = {o.map.seed};
+    else if (!unset("--seed"))
+        bad("--seed and --seeds exclude each other");
 }
 
 }  // namespace idletime::replay

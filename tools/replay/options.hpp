@@ -2,7 +2,9 @@
 #pragma once
 #include "replay/mapping.hpp"
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace idletime::replay {
 
@@ -18,7 +20,17 @@ struct Options {
     bool route_by_plugin = true;    // C: job_submit/idletime picks the partition
     bool allow_foreign = false;
     std::string command_line;       // as given, for the report
+    std::string site_config;        // --site-config: quotas from the site's idletime.json
+    std::vector<uint64_t> seeds;    // --seeds: one replay of every configuration per seed
+    int procs_per_gpu = 1;          // SWF processors per GPU
+    std::set<std::string> given;    // options given on the command line (kind defaults fill the rest)
 };
+
+// Defaults that depend on the trace kind, for options not given: openb keeps its 12-hour
+// window at 240x, 80 % sample, 2 hashed teams per pool and QOS BE as idle-time; sacct and swf
+// take the whole trace (window set by the caller from the records), every job, quotas per
+// account, 25 % of each account's jobs as idle-time, gangs of whole nodes.
+void apply_kind_defaults(Options &o);
 
 // Parses argv; on bad input prints one line naming the problem and exits with status 2.
 Options parse_options(int argc, char **argv);

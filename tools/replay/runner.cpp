@@ -5,6 +5,7 @@
 
 #include <slurm/slurm.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -60,7 +61,8 @@ SubmitSpec submit_spec(const ReplayJob &j, const ConfigPlan &plan, const RunSetu
     bool idle = j.cls == JobClass::Idle;
     sp.name = j.id;
     sp.account = j.quota;
-    sp.tres = "gres:gpu:" + j.spec + ":" + std::to_string(j.gpus);
+    sp.tres = "gres:gpu:" + j.spec + ":" + std::to_string(j.gpus / std::max(1, j.nodes));
+    sp.nodes = uint32_t(std::max(1, j.nodes));
     sp.workdir = s.out_dir;
     sp.output = s.out_dir + "/out/" + j.id + "-%j.out";
     bool routed = plan.plugins && s.route_by_plugin;
@@ -75,11 +77,11 @@ SubmitSpec submit_spec(const ReplayJob &j, const ConfigPlan &plan, const RunSetu
     sp.env.push_back("SLURM_CONF=" + s.slurm_conf);
     sp.env.push_back("IDLETIME_MUNGE_SOCKET=" + s.munge_socket);
     sp.env.push_back("IDLETIME_GRACE_TIME=" + std::to_string(s.grace_time_s));
-    sp.notice_to_batch = plan.ckpt_worker;
+    sp.notice_to_batch = plan.ckpt_worker && idle;
     std::ostringstream cmd;
     cmd << "#!/bin/sh\nexec " << quoted(s.worker) << " --work " << j.duration_s << " --log "
         << quoted(s.out_dir + "/logs/" + j.id + ".log");
-    if (plan.ckpt_worker)
+    if (plan.ckpt_worker && idle)  // guaranteed jobs do the same work in every configuration
         cmd << " --mode ckpt --ckpt-dir " << quoted(s.out_dir + "/ckpt/" + j.id) << " --ckpt-every "
             << s.ckpt_every_s;
     cmd << "\n";

@@ -1,6 +1,8 @@
 #include "setup.hpp"
 #include "slurm_client.hpp"
 
+#include "core/config.hpp"
+
 #include <json-c/json.h>
 #include <filesystem>
 #include <fstream>
@@ -52,11 +54,11 @@ std::string self_dir()
     return ec ? "." : p.parent_path().string();
 }
 
-json_object *pool_json(const LocalPool &p)
+json_object *pool_json(const LocalPool &p, const char *tenant)
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "name", json_object_new_string(p.name.c_str()));
-    json_object_object_add(o, "tenant", json_object_new_string("openb"));
+    json_object_object_add(o, "tenant", json_object_new_string(tenant));
     json_object_object_add(o, "type", json_object_new_string("high-performance"));
     json_object_object_add(o, "gpu_spec", json_object_new_string(p.spec.c_str()));
     std::string nodes = p.name + "-[1-" + std::to_string(p.gpus / 4) + "]";
@@ -90,13 +92,15 @@ void write_replay_config(const std::string &path, const JobStream &js, const Opt
     json_object *root = json_object_new_object();
     json_object *tenants = json_object_new_array();
     json_object *t = json_object_new_object();
-    json_object_object_add(t, "name", json_object_new_string("openb"));
-    json_object_object_add(t, "description", json_object_new_string("teams derived from the openb trace by idletime-replay"));
+    const char *tenant = o.kind == "openb" ? "openb" : "site";
+    std::string desc = "quotas derived from the " + o.kind + " trace by idletime-replay";
+    json_object_object_add(t, "name", json_object_new_string(tenant));
+    json_object_object_add(t, "description", json_object_new_string(desc.c_str()));
     json_object_array_add(tenants, t);
     json_object_object_add(root, "tenants", tenants);
     json_object *pools = json_object_new_array();
     for (const auto &p : o.map.pools)
-        json_object_array_add(pools, pool_json(p));
+        json_object_array_add(pools, pool_json(p, tenant));
     json_object_object_add(root, "pools", pools);
     json_object *quotas = json_object_new_array();
     for (const auto &q : js.quotas)
@@ -222,7 +226,32 @@ std::string verify_ctld(const ConfigPlan &plan)
     return line;
 }
 
-std::string mapping_markdown(const Options &o, const JobStream &js)
+namespace {
+
+const char *quota_rule(const Options &o)
+{
+    switch (o.map.quota_source) {
+    case QuotaSource::Teams: return "hashed teams per pool";
+    case QuotaSource::Accounts: return "one quota per account and pool";
+    case QuotaSource::Site: return "the site's quotas (--site-config)";
+    }
+    return "?";
+}
+
+std::string idle_rule(const Options &o)
+{
+    const IdleRule &r = o.map.idle;
+    std::ostringstream s;
+    if (r.kind == IdleRuleKind::Share)
+        s << "a seeded " << r.share * 100 << " % of each account's jobs";
+    else
+        s << (r.kind == IdleRuleKind::Qos ? "QOS " : "partition ") << r.name;
+    return s.str();
+}
+
+}  // namespace
+
+std::string mapping_markdown(const Options &o, const JobStream &js, const ReadStats &rs)
 {
     const MapStats &s = js.stats;
     std::ostringstream m;
@@ -230,17 +259,34 @@ std::string mapping_markdown(const Options &o, const JobStream &js)
     m << "## Job stream\n\nTrace `" << o.trace << "` (" << o.kind << "), window [" << o.map.window_start_s
       << ", " << o.map.window_start_s + o.map.window_len_s << ") trace s (" << o.map.window_len_s / 3600.0
       << " h), compressed " << o.map.compress << "x into " << js.span_s << " s; seed " << o.map.seed
-      << ", " << o.map.teams << " teams per pool, minimum duration " << o.map.min_duration_s
-      << " s, sample share " << o.map.sample << ", carry-over " << (o.map.carry_over ? "on" : "off") << ".\n\n";
+      << ", quotas: " << quota_rule(o);
+    if (o.map.quota_source == QuotaSource::Teams)
+        m << " (" << o.map.teams << " per pool)";
+    m << ", sized by the p" << o.map.quota_percentile * 100 << " of concurrent guaranteed GPUs"
+      << "; idle-time jobs: " << idle_rule(o) << "; gangs " << (o.map.split_gangs ? "split into whole nodes" : "capped to one node")
+      << "; minimum duration " << o.map.min_duration_s << " s, sample share " << o.map.sample
+      << ", carry-over " << (o.map.carry_over ? "on" : "off") << ".\n\n";
+    m << "Trace rows: " << rs.rows << " read, " << rs.steps_skipped << " job steps skipped, "
+      << rs.duplicates_skipped << " earlier records of requeued jobs skipped, " << rs.start_assumed
+      << " with start assumed at submit (SWF wait -1), " << rs.bad_total() << " bad.\n\n";
+    if (!rs.bad.empty()) {
+        m << "| bad rows: reason | rows | first |\n|---|---|---|\n";
+        for (const auto &[reason, n] : rs.bad)
+            m << "| " << reason << " | " << n << " | " << rs.first_bad.at(reason) << " |\n";
+        m << "\n";
+    }
     m << "| pods | kept | guaranteed | idle-time | no GPU | never scheduled | outside window | sampled out | "
-         "spec not mapped | shared GPU skipped | shared GPU rounded up | GPUs capped | idle capped to quota | "
-         "carried over | clipped at end |\n";
-    m << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "spec not mapped | shared GPU skipped | no quota | shared GPU rounded up | GPUs capped | gangs | "
+         "gangs cut to pool | idle capped to quota | accounts folded | carried over | clipped at end | "
+         "raised to min duration |\n";
+    m << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     m << "| " << s.pods << " | " << s.kept << " | " << s.guaranteed << " | " << s.idle << " | " << s.no_gpu
       << " | " << s.never_scheduled << " | " << s.outside_window << " | " << s.sampled_out << " | " << s.unmapped_spec << " | "
-      << s.fractional_skipped << " | " << s.fractional_rounded << " | " << s.gpus_capped << " | "
-      << s.be_capped_to_quota << " | " << s.carried_over << " | " << s.clipped_at_end << " |\n\n";
-    m << "| quota | pool | GPUs | p95 concurrent guaranteed GPUs in the trace window |\n|---|---|---|---|\n";
+      << s.fractional_skipped << " | " << s.no_quota << " | " << s.fractional_rounded << " | " << s.gpus_capped << " | "
+      << s.gangs << " | " << s.gang_capped << " | " << s.be_capped_to_quota << " | " << s.accounts_merged << " | "
+      << s.carried_over << " | " << s.clipped_at_end << " | " << s.floored << " |\n\n";
+    m << "| quota | pool | GPUs | demand (p" << o.map.quota_percentile * 100
+      << " concurrent guaranteed GPUs in the trace window, or site GPUs) |\n|---|---|---|---|\n";
     for (const auto &q : js.quotas)
         m << "| " << q.name << " | " << q.pool << " | " << q.gpus << " | " << q.p95_gpus << " |\n";
     double gsec = 0, isec = 0;
@@ -252,6 +298,65 @@ std::string mapping_markdown(const Options &o, const JobStream &js)
     m << "\nOffered work: guaranteed " << gsec << " GPU-s, idle-time " << isec << " GPU-s = "
       << 100 * (gsec + isec) / (cap * js.span_s) << " % of " << cap << " GPUs x " << js.span_s << " s.\n";
     return m.str();
+}
+
+std::string compression_markdown(const Options &o, const JobStream &js)
+{
+    double c = o.map.compress;
+    std::ostringstream m;
+    m << std::fixed << std::setprecision(0);
+    m << "## What compression distorts\n\nThe trace runs " << std::setprecision(1) << c
+      << "x faster here; Slurm's fixed costs do not shrink, so measured in trace time they grow "
+      << c << "x:\n\n"
+      << std::setprecision(0)
+      << "| fixed cost | replay s | the same in trace s |\n|---|---|---|\n"
+      << "| Slurm time stamps (1 s resolution) | 1 | " << c << " |\n"
+      << "| poll interval of the driver | " << std::setprecision(1) << o.poll_s << " | " << std::setprecision(0)
+      << o.poll_s * c << " |\n"
+      << "| GraceTime of idle partitions (B: the owner waits it out) | 30 | " << 30 * c << " |\n"
+      << "| requeue delay (BeginTime = cred_expire + 1) | " << (o.requeue_delay_s > 0 ? o.requeue_delay_s + 1 : 121)
+      << " | " << (o.requeue_delay_s > 0 ? o.requeue_delay_s + 1 : 121) * c << " |\n"
+      << "| checkpoint interval of the worker | " << o.ckpt_every_s << " | " << o.ckpt_every_s * c << " |\n\n"
+      << js.stats.floored << " of " << js.jobs.size() << " jobs ran shorter than the " << std::setprecision(1)
+      << o.map.min_duration_s << " s minimum once compressed and were raised to it (offered work above "
+      << "the trace's); every wait, owner wait and lost GPU-second here is in replay seconds. The "
+      << "comparison across configurations is fair (all pay the same costs), but preemption costs weigh "
+      << c << "x more against job length than on the trace's cluster, and waits caused by these fixed "
+      << "costs (grace time, requeue delay, 1 s scheduling steps) are not the trace's.\n";
+    return m.str();
+}
+
+std::vector<SiteQuota> load_site_quotas(const Options &o)
+{
+    std::ifstream in(o.site_config);
+    if (!in)
+        throw std::runtime_error("cannot read --site-config '" + o.site_config + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    idletime::Config cfg;
+    std::vector<std::string> errors;
+    if (!idletime::config_parse(text.str(), cfg, errors) || !errors.empty())
+        throw std::runtime_error("--site-config '" + o.site_config + "': " +
+                                 (errors.empty() ? "not a valid idletime.json" : errors.front()));
+    std::vector<SiteQuota> out;
+    for (const auto &q : cfg.quotas) {
+        const idletime::Pool *p = cfg.pool(q.pool);
+        if (q.gpus == 0 && (!p || p->gpu_spec.empty()))
+            continue;  // a CPU-only quota: its jobs have no GPU to replay
+        std::string spec = p && !p->gpu_spec.empty() ? p->gpu_spec : q.pool;
+        auto mapped = o.map.model_to_spec.find(spec);
+        if (mapped != o.map.model_to_spec.end())
+            spec = mapped->second;
+        std::string local;
+        for (const auto &lp : o.map.pools)
+            if (lp.spec == spec || lp.name == q.pool)
+                local = lp.name;
+        if (local.empty())
+            throw std::runtime_error("--site-config: quota '" + q.name + "' is in pool '" + q.pool + "' (GPU spec '" +
+                                     spec + "'), which maps to no local pool; add --spec-map " + spec + "=a100 or =h100");
+        out.push_back({q.name, local, int(q.gpus), q.accounts});
+    }
+    return out;
 }
 
 }  // namespace idletime::replay

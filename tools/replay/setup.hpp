@@ -9,7 +9,14 @@
 namespace idletime::replay {
 
 // Markdown: the mapping parameters, pod counts by fate, and the derived quotas.
-std::string mapping_markdown(const Options &o, const JobStream &js);
+std::string mapping_markdown(const Options &o, const JobStream &js, const ReadStats &rs);
+// Markdown: what the compression factor does to this stream, with its numbers.
+std::string compression_markdown(const Options &o, const JobStream &js);
+// The quotas of --site-config (parsed and validated by the policy core), each pool translated
+// to a local pool: by --spec-map of its gpu_spec, else a local pool of that spec or name
+// (CPU-only quotas, 0 GPUs in a pool without gpu_spec, are left out).
+// Throws std::runtime_error (one line) naming what does not fit.
+std::vector<SiteQuota> load_site_quotas(const Options &o);
 // idletime.json for the replay: tenant "openb", one high-performance pool per local pool
 // (a100-[1-4], h100-[1-4]), one quota per derived team, accounts named like the quotas.
 void write_replay_config(const std::string &path, const JobStream &js, const Options &o);

@@ -64,8 +64,8 @@ uint32_t submit_job(const SubmitSpec &s)
     }
     d.user_id = getuid();
     d.group_id = getgid();
-    d.min_nodes = d.max_nodes = 1;
-    d.num_tasks = 1;
+    d.min_nodes = d.max_nodes = s.nodes;
+    d.num_tasks = s.nodes;
     d.cpus_per_task = 1;
     d.pn_min_memory = 256;  // MB per node
     d.time_limit = s.time_limit_min;

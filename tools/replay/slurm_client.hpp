@@ -14,6 +14,7 @@ struct SubmitSpec {
     std::string account;     // quota account
     std::string partition;   // empty: let job_submit/idletime route it
     std::string tres;        // per node, e.g. "gres:gpu:a100:2"
+    uint32_t nodes = 1;      // gang of whole nodes (min = max = nodes)
     std::string script;      // batch script text
     std::string workdir, output;
     std::vector<std::string> env;        // NAME=value

@@ -1,0 +1,213 @@
+// sacct --parsable2 and Standard Workload Format readers on hand-written fixtures
+// (data/sacct_*.txt, data/swf_small.swf): records, skipped steps, bad rows by reason.
+#include "replay/trace.hpp"
+
+#include <fstream>
+#include <sstream>
+// check.h defines fail(): include it after the standard headers.
+#include "suites.hpp"
+#include "../check_string.hpp"
+
+using namespace idletime::replay;
+
+namespace {
+
+std::vector<TraceRecord> read_file(const char *kind, const std::string &file, ReadStats &st, int ppg = 1)
+{
+    std::string path = std::string(REPLAY_TEST_DATA) + "/" + file;
+    std::ifstream in(path);
+    ck_assert_msg(in.good(), "cannot open %s", path.c_str());
+    return make_trace_reader(kind, ppg)->read(in, file, st);
+}
+
+const TraceRecord *by_name(const std::vector<TraceRecord> &rs, const std::string &name)
+{
+    for (const auto &r : rs)
+        if (r.name == name)
+            return &r;
+    return nullptr;
+}
+
+struct SacctCase {
+    const char *id, *account, *qos;
+    int gpus, nodes;
+    size_t models;
+    int64_t creation, scheduled, deletion;
+};
+
+// Trace second 0 = 2026-11-30T10:00:00, the earliest Submit of a good row.
+const SacctCase kSacct[] = {
+    {"100", "physics", "normal", 2, 1, 1, 0, 5, 605},
+    {"101", "Chem", "scavenger", 8, 2, 1, 60, 120, 3720},   // CANCELLED by 0, two nodes
+    {"102", "physics", "normal", 1, 1, 0, 180, -1, -1},     // PENDING: ReqTRES, never started
+    {"103", "Chem", "normal", 4, 1, 0, 240, 270, -1},       // RUNNING: no end
+    {"104", "bio", "normal", 0, 1, 0, 300, 300, 360},       // CPU only
+    {"111_3", "physics", "normal", 1, 1, 0, 660, 660, 1860},  // array task
+    {"112", "bio", "normal", 2, 1, 0, 720, 845, 1445},      // sacct -D: the later run counts
+};
+
+}  // namespace
+
+START_TEST(test_sacct_records)
+{
+    ReadStats st;
+    auto recs = read_file("sacct", "sacct_small.txt", st);
+    ck_assert_uint_eq(recs.size(), 7);
+    const SacctCase &c = kSacct[_i];
+    const TraceRecord *r = by_name(recs, c.id);
+    ck_assert_msg(r != nullptr, "job %s not read", c.id);
+    ck_assert_cxx_str_eq(r->account, c.account);
+    ck_assert_cxx_str_eq(r->qos_name, c.qos);
+    ck_assert_int_eq(r->num_gpu, c.gpus);
+    ck_assert_int_eq(r->nodes, c.nodes);
+    ck_assert_uint_eq(r->models.size(), c.models);
+    ck_assert_int_eq(r->creation_s, c.creation);
+    ck_assert_int_eq(r->scheduled_s, c.scheduled);
+    ck_assert_int_eq(r->deletion_s, c.deletion);
+}
+END_TEST
+
+struct ReasonCase {
+    const char *reason;
+    const char *first;  // substring of the first row's message
+};
+
+const ReasonCase kSacctBad[] = {
+    {"bad time", "sacct_small.txt:10: Submit '2026-11-30 10:06:00' is not YYYY-MM-DDTHH:MM:SS"},
+    {"unknown State", "sacct_small.txt:11: State 'WEIRD' unknown"},
+    {"field count", "sacct_small.txt:12: 8 fields, header has 12"},
+    {"End before Start", "job 108 ends before it starts"},
+    {"empty Account", "job 109 has no Account"},
+    {"bad TRES", "TRES 'gres/gpu=x' is not a list"},
+    {"bad NNodes", "NNodes '0' is not a count >= 1"},
+};
+
+START_TEST(test_sacct_stats)
+{
+    ReadStats st;
+    auto recs = read_file("sacct", "sacct_small.txt", st);
+    ck_assert_int_eq(st.rows, 18);
+    ck_assert_int_eq(st.steps_skipped, 3);
+    ck_assert_int_eq(st.duplicates_skipped, 1);
+    ck_assert_int_eq(st.bad_total(), 7);
+    ck_assert_uint_eq(st.bad.size(), 7);
+    const ReasonCase &c = kSacctBad[_i];
+    ck_assert_int_eq(st.bad.count(c.reason), 1);
+    ck_assert_int_eq(st.bad.at(c.reason), 1);
+    const std::string &first = st.first_bad.at(c.reason);
+    ck_assert_msg(first.find(c.first) != std::string::npos, "got '%s'", first.c_str());
+    // Every row is accounted for: records + steps + duplicates + bad.
+    ck_assert_int_eq(int(recs.size()) + st.steps_skipped + st.duplicates_skipped + st.bad_total(), st.rows);
+}
+END_TEST
+
+// Columns are found by name: another order, ReqTRES only, an extra column, typed GPUs only.
+START_TEST(test_sacct_header_order)
+{
+    ReadStats st;
+    auto recs = read_file("sacct", "sacct_reqtres.txt", st);
+    ck_assert_uint_eq(recs.size(), 2);
+    ck_assert_int_eq(st.bad_total(), 0);
+    ck_assert_cxx_str_eq(recs[1].account, "team-b");
+    ck_assert_int_eq(recs[1].num_gpu, 8);  // gres/gpu:a100=4 + gres/gpu:h100=4
+    ck_assert_uint_eq(recs[1].models.size(), 2);
+    ck_assert_int_eq(recs[1].nodes, 2);
+    ck_assert_int_eq(recs[1].creation_s, 1800);
+    ck_assert_cxx_str_eq(recs[0].user, "");
+}
+END_TEST
+
+const ReasonCase kHeaderBad[] = {
+    {"sacct_notres.txt", "sacct_notres.txt:1: column 'AllocTRES' or 'ReqTRES' missing"},
+    {"JobID|Submit|Start|End|State|AllocTRES\n", "t:1: column 'Account' missing"},
+    {"", "t: empty file, expected a sacct --parsable2 header line"},
+};
+
+START_TEST(test_sacct_header_bad)
+{
+    const ReasonCase &c = kHeaderBad[_i];
+    std::string msg, text = c.reason;
+    try {
+        ReadStats st;
+        if (text.ends_with(".txt"))
+            read_file("sacct", text, st);
+        else {
+            std::istringstream in(text);
+            make_trace_reader("sacct")->read(in, "t", st);
+        }
+    } catch (const TraceError &e) {
+        msg = e.what();
+    }
+    ck_assert_msg(msg.find(c.first) != std::string::npos, "got '%s', want '%s'", msg.c_str(), c.first);
+}
+END_TEST
+
+// The two-argument read() refuses a file with bad rows, naming the first.
+START_TEST(test_sacct_strict)
+{
+    std::ifstream in(std::string(REPLAY_TEST_DATA) + "/sacct_small.txt");
+    std::string msg;
+    try {
+        make_trace_reader("sacct")->read(in, "s");
+    } catch (const TraceError &e) {
+        msg = e.what();
+    }
+    ck_assert_msg(msg.find("(7 bad rows)") != std::string::npos, "got '%s'", msg.c_str());
+}
+END_TEST
+
+START_TEST(test_swf_records)
+{
+    ReadStats st;
+    auto recs = read_file("swf", "swf_small.swf", st);
+    ck_assert_int_eq(st.rows, 10);
+    ck_assert_uint_eq(recs.size(), 6);  // 1 2 3 4 5 10
+    ck_assert_int_eq(st.bad_total(), 4);
+    ck_assert_int_eq(st.bad.at("not a number"), 1);
+    ck_assert_int_eq(st.bad.at("field count"), 1);
+    ck_assert_int_eq(st.bad.at("no processor count"), 1);
+    ck_assert_int_eq(st.bad.at("bad status"), 1);
+    ck_assert_int_eq(st.start_assumed, 1);
+    const TraceRecord *r1 = by_name(recs, "swf-1");
+    ck_assert_int_eq(r1->num_gpu, 4);
+    ck_assert_int_eq(r1->scheduled_s, 10);
+    ck_assert_int_eq(r1->deletion_s, 110);
+    ck_assert_cxx_str_eq(r1->account, "g1");
+    ck_assert_cxx_str_eq(r1->user, "u1");
+    ck_assert_cxx_str_eq(r1->qos_name, "q1");
+    ck_assert_cxx_str_eq(r1->partition, "p1");
+    const TraceRecord *r2 = by_name(recs, "swf-2");  // wait -1: start = submit
+    ck_assert_int_eq(r2->scheduled_s, 5);
+    ck_assert_int_eq(r2->deletion_s, 55);
+    ck_assert_int_eq(by_name(recs, "swf-3")->scheduled_s, -1);  // run time -1: never ran
+    ck_assert_int_eq(by_name(recs, "swf-5")->num_gpu, 2);       // requested processors
+    const TraceRecord *r10 = by_name(recs, "swf-10");           // "60.0", "10.00"
+    ck_assert_int_eq(r10->creation_s, 60);
+    ck_assert_int_eq(r10->deletion_s, 70);
+    ck_assert_cxx_str_eq(r10->account, "g3");
+}
+END_TEST
+
+START_TEST(test_swf_procs_per_gpu)
+{
+    ReadStats st;
+    auto recs = read_file("swf", "swf_small.swf", st, 4);
+    ck_assert_int_eq(by_name(recs, "swf-4")->num_gpu, 4);  // 16 processors / 4
+    ck_assert_int_eq(by_name(recs, "swf-2")->num_gpu, 1);  // 2 processors round up to 1 GPU
+}
+END_TEST
+
+Suite *readers_suite()
+{
+    Suite *s = suite_create("readers");
+    TCase *tc = tcase_create("core");
+    tcase_add_loop_test(tc, test_sacct_records, 0, sizeof kSacct / sizeof kSacct[0]);
+    tcase_add_loop_test(tc, test_sacct_stats, 0, sizeof kSacctBad / sizeof kSacctBad[0]);
+    tcase_add_test(tc, test_sacct_header_order);
+    tcase_add_loop_test(tc, test_sacct_header_bad, 0, sizeof kHeaderBad / sizeof kHeaderBad[0]);
+    tcase_add_test(tc, test_sacct_strict);
+    tcase_add_test(tc, test_swf_records);
+    tcase_add_test(tc, test_swf_procs_per_gpu);
+    suite_add_tcase(s, tc);
+    return s;
+}
