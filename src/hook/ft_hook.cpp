@@ -20,6 +20,7 @@
 #include "core/cmdline.hpp"
 #include "core/config.hpp"
 #include "core/signals.hpp"
+#include "hook/resume.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
 #include "hook/waker.hpp"
@@ -327,6 +328,53 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan 
     logf("job %u: %s", id, r.reason.c_str());
 }
 
+// A preempted run goes back to the queue with Slurm's hold (BeginTime = requeue + cred_expire +
+// 1 s) although it did nothing wrong: lift it as soon as slurmctld reports the old allocation
+// cleaned up on every node (see resume.hpp and notice-and-release.md section 5). Runs detached,
+// after slurmctld has the epilog's end; polls one job (one RPC) every 0.25-1 s for up to wait_s.
+void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
+    int cred = 0;
+    std::string err, why;
+    if (!slurmjob::cred_expire_s(cred, err)) {
+        logf("job %u: credential lifetime unknown (%s): Slurm's requeue hold stays", id, err.c_str());
+        return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto until = start + std::chrono::seconds(wait_s);
+    for (int n = 0;; n++) {
+        slurmjob::Job j;
+        slurmjob::clear_error();
+        if (slurmjob::load(id, j, err)) {
+            const hook::ResumeView v{j.pending, j.completing, j.snap.restart_cnt, j.submit_time,
+                                     j.eligible_time};
+            const hook::Resume r = hook::resume_step(v, run, cred, time(nullptr), why);
+            if (r == hook::Resume::Leave) {
+                if (n == 0) logf("job %u: requeue hold not lifted: %s", id, why.c_str());
+                return;
+            }
+            if (r == hook::Resume::Release) {
+                if (slurmjob::set_begin_time(id, time(nullptr), err)) {
+                    logf("job %u: preempted run %u requeued; %s: eligible now (Slurm's hold was "
+                         "until %lld)", id, run, why.c_str(), (long long)j.eligible_time);
+                    return;
+                }
+                why = "begin time update failed: " + err;
+            }
+        } else if (slurmjob::last_error_final()) {
+            return;  // job gone
+        } else {
+            why = err;
+        }
+        if (std::chrono::steady_clock::now() >= until) {
+            logf("job %u: requeue hold not lifted within %d s (%s): it starts at Slurm's BeginTime",
+                 id, wait_s, why.c_str());
+            return;
+        }
+        const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(10);
+        std::this_thread::sleep_for(std::chrono::milliseconds(early ? 250 : 1000));
+    }
+}
+
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
@@ -344,6 +392,11 @@ int run(const Options &o, slurmjob::Job &job) {
          ft::ended_run(job.snap), p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
          p.new_state.counters.failures, p.new_state.counters.node_failures);
+    // A preempted run resumes as soon as its old allocation is gone, not after Slurm's hold.
+    // Not in the foreground: this process is the epilog that keeps the job COMPLETING.
+    if (p.op == ft::Op::Record && job.snap.requeued && p.cause.verdict == ft::Verdict::Preempted &&
+        !o.foreground)
+        resume_preempted(o.job_id, job.snap.restart_cnt, o.wait_s);
     name_preemptor(o.job_id, job, o.foreground ? 5 : 30, p);
     bool ok = true;
     switch (p.op) {

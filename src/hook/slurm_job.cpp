@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 namespace idletime::slurmjob {
@@ -75,6 +76,7 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     out.nodes = j.nodes ? j.nodes : "";
     out.begin_time = j.start_time;  // for a pending job: expected start
     out.eligible_time = j.eligible_time;
+    out.submit_time = j.submit_time;
     out.user_id = j.user_id;
     out.exc_nodes = j.exc_nodes ? j.exc_nodes : "";
     ft::JobSnapshot &s = out.snap;
@@ -257,6 +259,22 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
     d.job_id = job_id;
     d.begin_time = t;
     return update(d, err);
+}
+
+bool cred_expire_s(int &out, std::string &err) {
+    slurm_ctl_conf_t *conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) {
+        err = slurm_err();
+        return false;
+    }
+    out = 120;  // DEFAULT_EXPIRATION_WINDOW of src/common/slurm_cred.c
+    const char *tok = conf->authinfo ? strstr(conf->authinfo, "cred_expire=") : nullptr;
+    if (tok) {
+        int v = atoi(tok + strlen("cred_expire="));
+        if (v >= 5) out = v;  // Slurm ignores smaller values too
+    }
+    slurm_free_ctl_conf(conf);
+    return true;
 }
 
 bool requeue(uint32_t job_id, std::string &err) {
