@@ -262,7 +262,7 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
 }
 
 bool cred_expire_s(int &out, std::string &err) {
-    slurm_ctl_conf_t *conf = nullptr;
+    slurm_conf_t *conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) {
         err = slurm_err();
         return false;
