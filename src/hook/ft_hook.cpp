@@ -375,6 +375,40 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
     }
 }
 
+// slurmctld runs no scheduling pass when an EpilogSlurmctld ends, and this hook keeps every job
+// COMPLETING until it has detached: when the nodes reported their epilogs first, the GPUs a run
+// frees wait for the next periodic pass (measured 23 s; backfill every 30 s, main pass 60 s).
+// A run whose quota job took GPUs from idle-time jobs wakes them: once this job has left
+// COMPLETING, a begin time update (to now) of one pending victim it preempted queues a pass.
+void wake_victims(uint32_t id, int wait_s) {
+    std::string err;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    for (;;) {
+        slurmjob::Job j;
+        slurmjob::clear_error();
+        if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) break;
+        if (std::chrono::steady_clock::now() >= until) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    std::vector<slurmjob::Job> pending;
+    if (!slurmjob::pending_jobs(pending, err)) {
+        logf("job %u: cannot list pending jobs (%s): its victims start at the next scheduling pass",
+             id, err.c_str());
+        return;
+    }
+    const time_t now = time(nullptr);
+    for (const auto &v : pending) {
+        ft::JobState st;
+        if (v.completing || v.eligible_time > now || v.snap.admin_comment.empty() ||
+            !ft::state_parse(v.snap.admin_comment, st, err) || st.history.empty() ||
+            st.history.back().by != id)
+            continue;
+        if (slurmjob::set_begin_time(v.snap.job_id, now, err))
+            logf("job %u: ended; scheduling pass queued for its victim %u", id, v.snap.job_id);
+        return;  // one pass schedules every pending job
+    }
+}
+
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
@@ -506,7 +540,10 @@ int main(int argc, char **argv) {
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
         // Checkpoint directories of ended jobs (the job's owner as slurmctld reports it).
         retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
-        return run(o, job);
+        const int rc = run(o, job);
+        // A run that ended for good freed its GPUs: its victims may start now.
+        if (!o.foreground && !job.snap.requeued) wake_victims(o.job_id, 60);
+        return rc;
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());
         return 1;

@@ -12,6 +12,12 @@ Resume resume_step(const ResumeView &v, uint32_t run, int cred_expire, int64_t n
         why = "requeued again since (restart count " + std::to_string(v.restart_cnt) + ")";
         return Resume::Leave;
     }
+    // Slurm sets the hold only when the job leaves COMPLETING (batch_requeue_fini): until then
+    // the begin time shown is the previous one.
+    if (v.completing) {
+        why = "old allocation still completing on some node";
+        return Resume::Wait;
+    }
     if (v.eligible_time <= now) {
         why = "already eligible";
         return Resume::Leave;
@@ -22,10 +28,6 @@ Resume resume_step(const ResumeView &v, uint32_t run, int cred_expire, int64_t n
         why = "begin time " + std::to_string(v.eligible_time) +
               " was not set by the requeue (user, admin or backoff): kept";
         return Resume::Leave;
-    }
-    if (v.completing) {
-        why = "old allocation still completing on some node";
-        return Resume::Wait;
     }
     if (now < v.submit_time + kRevokeGap) {
         why = "within the requeue's second";

@@ -52,6 +52,8 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err);
 // 22.05 holds a requeued job until requeue + this + 1 s (BeginTime). false with err if unknown.
 bool cred_expire_s(int &out, std::string &err);
 bool requeue(uint32_t job_id, std::string &err);
+// Every pending job (one slurm_load_jobs); fields as load() fills them.
+bool pending_jobs(std::vector<Job> &out, std::string &err);
 // The job that took a preempted run's resources: of the jobs now in a quota partition
 // ("quota-<q>"), the first that started at or after preempt_time on one of the run's nodes.
 // False with err "" when none has started yet.

@@ -35,6 +35,12 @@ START_TEST(waits_while_completing) {
     // Some node of the old allocation has not reported its epilog: slurmd may still hold the
     // old run's steps and credential.
     ck_assert(step(requeued(), kRequeue + 30) == Resume::Wait);
+    // Slurm sets the hold only once the job has left COMPLETING: before, the begin time shown is
+    // the previous run's (in the past). Found by t-reclaim-resume's second round.
+    ResumeView v = requeued();
+    v.eligible_time = kRequeue - 500;
+    v.submit_time = kRequeue - 500;
+    ck_assert(step(v, kRequeue + 1) == Resume::Wait);
 }
 END_TEST
 
