@@ -31,7 +31,7 @@ one_round() {
 	local n=$1 mode=$2 i v o user quota lat max=0 save=0 s victims=0 twice=0 c
 	local -a vic=() own=() tsub=()
 	for i in 1 2 3 4 5 6 7 8; do
-		v=$(it_submit carol -J many-v --open-mode=append --idle-resources=only -w "a100-$(((i + 1) / 2))" --gres=gpu:a100:1 \
+		v=$(it_submit carol -J many-v --open-mode=append --idle-resources=only -w "a100-$(((i + 3) / 4))" --gres=gpu:a100:1 \
 			"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "$save_mb") || return 1
 		vic+=("$v")
 	done
