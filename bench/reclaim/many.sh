@@ -12,6 +12,7 @@
 # MODES (default "idletime native").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # read by lib.sh
 IT_NAME=bench-reclaim-many
 # shellcheck source=../../testsuite/cluster/lib.sh
 . "$here/../../testsuite/cluster/lib.sh"
