@@ -104,8 +104,6 @@ rc_wait_admin() {
 	done
 }
 
-# rc_release_hold JOBID: Slurm delays a requeued job by 121 s (BeginTime); tests skip the wait.
-rc_release_hold() { it_release_requeue_delay "$1"; }
 
 # rc_wait_count FILE REGEX N TIMEOUT: poll until at least N lines of FILE match REGEX.
 rc_wait_count() {

@@ -31,6 +31,7 @@ typedef struct {
 	int64_t start_time;     /* 0 = not started */
 	int64_t submit_time;
 	int64_t preempt_time;   /* preemption notice sent at; 0 = none */
+	int64_t preempt_start;  /* preemptor: victims last picked for it at; 0 = never */
 	const char *comment;    /* job Comment; may carry "idletime:ckpt=<unix time>" */
 	const char *account;
 	const char *quota_hint; /* --quota from the job's SPANK environment */

@@ -73,6 +73,7 @@ void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sche
 	v->start_time = IS_JOB_PENDING(job_ptr) ? 0 : job_ptr->start_time;
 	v->submit_time = job_ptr->details ? job_ptr->details->submit_time : 0;
 	v->preempt_time = job_ptr->preempt_time;
+	v->preempt_start = job_ptr->details ? job_ptr->details->preempt_start_time : 0;
 	v->comment = job_ptr->comment;
 	v->account = job_ptr->account;
 	v->quota_hint = spank_quota(job_ptr);

@@ -21,6 +21,7 @@
 #include "core/config.hpp"
 #include "core/log_text.hpp"
 #include "core/signals.hpp"
+#include "hook/resume.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
 #include "hook/waker.hpp"
@@ -330,6 +331,87 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan 
     logf("job %u: %s", id, r.reason.c_str());
 }
 
+// A preempted run goes back to the queue with Slurm's hold (BeginTime = requeue + cred_expire +
+// 1 s) although it did nothing wrong: lift it as soon as slurmctld reports the old allocation
+// cleaned up on every node (see resume.hpp and notice-and-release.md section 5). Runs detached,
+// after slurmctld has the epilog's end; polls one job (one RPC) every 0.25-1 s for up to wait_s.
+void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
+    int cred = 0;
+    std::string err, why;
+    if (!slurmjob::cred_expire_s(cred, err)) {
+        logf("job %u: credential lifetime unknown (%s): Slurm's requeue hold stays", id, err.c_str());
+        return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto until = start + std::chrono::seconds(wait_s);
+    for (int n = 0;; n++) {
+        slurmjob::Job j;
+        slurmjob::clear_error();
+        if (slurmjob::load(id, j, err)) {
+            const hook::ResumeView v{j.pending, j.completing, j.snap.restart_cnt, j.submit_time,
+                                     j.eligible_time};
+            const hook::Resume r = hook::resume_step(v, run, cred, time(nullptr), why);
+            if (r == hook::Resume::Leave) {
+                if (n == 0) logf("job %u: requeue hold not lifted: %s", id, why.c_str());
+                return;
+            }
+            if (r == hook::Resume::Release) {
+                if (slurmjob::set_begin_time(id, time(nullptr), err)) {
+                    logf("job %u: preempted run %u requeued; %s: eligible now (Slurm's hold was "
+                         "until %lld)", id, run, why.c_str(), (long long)j.eligible_time);
+                    return;
+                }
+                why = "begin time update failed: " + err;
+            }
+        } else if (slurmjob::last_error_final()) {
+            return;  // job gone
+        } else {
+            why = err;
+        }
+        if (std::chrono::steady_clock::now() >= until) {
+            logf("job %u: requeue hold not lifted within %d s (%s): it starts at Slurm's BeginTime",
+                 id, wait_s, why.c_str());
+            return;
+        }
+        const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(10);
+        std::this_thread::sleep_for(std::chrono::milliseconds(early ? 250 : 1000));
+    }
+}
+
+// slurmctld runs no scheduling pass when an EpilogSlurmctld ends, and this hook keeps every job
+// COMPLETING until it has detached: when the nodes reported their epilogs first, the GPUs a run
+// frees wait for the next periodic pass (measured 23 s; backfill every 30 s, main pass 60 s).
+// A run whose quota job took GPUs from idle-time jobs wakes them: once this job has left
+// COMPLETING, a begin time update (to now) of one pending victim it preempted queues a pass.
+void wake_victims(uint32_t id, int wait_s) {
+    std::string err;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    for (;;) {
+        slurmjob::Job j;
+        slurmjob::clear_error();
+        if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) break;
+        if (std::chrono::steady_clock::now() >= until) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    std::vector<slurmjob::Job> pending;
+    if (!slurmjob::pending_jobs(pending, err)) {
+        logf("job %u: cannot list pending jobs (%s): its victims start at the next scheduling pass",
+             id, err.c_str());
+        return;
+    }
+    const time_t now = time(nullptr);
+    for (const auto &v : pending) {
+        ft::JobState st;
+        if (v.completing || v.eligible_time > now || v.snap.admin_comment.empty() ||
+            !ft::state_parse(v.snap.admin_comment, st, err) || st.history.empty() ||
+            st.history.back().by != id)
+            continue;
+        if (slurmjob::set_begin_time(v.snap.job_id, now, err))
+            logf("job %u: ended; scheduling pass queued for its victim %u", id, v.snap.job_id);
+        return;  // one pass schedules every pending job
+    }
+}
+
 int run(const Options &o, slurmjob::Job &job) {
     job.snap.env_overrides = env_overrides();
     std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
@@ -347,6 +429,11 @@ int run(const Options &o, slurmjob::Job &job) {
          ft::ended_run(job.snap), p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
          p.new_state.counters.failures, p.new_state.counters.node_failures);
+    // A preempted run resumes as soon as its old allocation is gone, not after Slurm's hold.
+    // Not in the foreground: this process is the epilog that keeps the job COMPLETING.
+    if (p.op == ft::Op::Record && job.snap.requeued && p.cause.verdict == ft::Verdict::Preempted &&
+        !o.foreground)
+        resume_preempted(o.job_id, job.snap.restart_cnt, o.wait_s);
     name_preemptor(o.job_id, job, o.foreground ? 5 : 30, p);
     bool ok = true;
     switch (p.op) {
@@ -456,7 +543,10 @@ int main(int argc, char **argv) {
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
         // Checkpoint directories of ended jobs (the job's owner as slurmctld reports it).
         retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
-        return run(o, job);
+        const int rc = run(o, job);
+        // A run that ended for good freed its GPUs: its victims may start now.
+        if (!o.foreground && !job.snap.requeued) wake_victims(o.job_id, 60);
+        return rc;
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());
         return 1;

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 namespace idletime::slurmjob {
@@ -56,18 +57,10 @@ bool update(job_desc_msg_t &d, std::string &err) {
 
 }  // namespace
 
-bool load(uint32_t job_id, Job &out, std::string &err) {
-    job_info_msg_t *msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
-        err = slurm_err();
-        return false;
-    }
-    if (!msg || msg->record_count < 1) {
-        slurm_free_job_info_msg(msg);
-        err = "job not found";
-        return false;
-    }
-    const slurm_job_info_t &j = msg->job_array[0];
+// A job record as Job (nodes expanded).
+namespace {
+
+void fill(const slurm_job_info_t &j, Job &out) {
     out = Job{};
     out.state = j.job_state;
     out.completing = j.job_state & JOB_COMPLETING;
@@ -75,6 +68,7 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     out.nodes = j.nodes ? j.nodes : "";
     out.begin_time = j.start_time;  // for a pending job: expected start
     out.eligible_time = j.eligible_time;
+    out.submit_time = j.submit_time;
     out.user_id = j.user_id;
     out.exc_nodes = j.exc_nodes ? j.exc_nodes : "";
     ft::JobSnapshot &s = out.snap;
@@ -92,9 +86,42 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     out.partition = j.partition ? std::string(j.partition).substr(0, std::string(j.partition).find(',')) : "";
     s.nodes = expand(j.nodes);
     s.required_nodes = expand(j.req_nodes);
+}
+
+}  // namespace
+
+bool load(uint32_t job_id, Job &out, std::string &err) {
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    if (!msg || msg->record_count < 1) {
+        slurm_free_job_info_msg(msg);
+        err = "job not found";
+        return false;
+    }
+    fill(msg->job_array[0], out);
     slurm_free_job_info_msg(msg);
     return true;
 }
+
+bool pending_jobs(std::vector<Job> &out, std::string &err) {
+    job_info_msg_t *msg = nullptr;
+    out.clear();
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
+    }
+    for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+        if ((msg->job_array[i].job_state & JOB_STATE_BASE) != JOB_PENDING) continue;
+        out.emplace_back();
+        fill(msg->job_array[i], out.back());
+    }
+    slurm_free_job_info_msg(msg);
+    return true;
+}
+
 
 void clear_error() { g_errno = 0; }
 
@@ -257,6 +284,22 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
     d.job_id = job_id;
     d.begin_time = t;
     return update(d, err);
+}
+
+bool cred_expire_s(int &out, std::string &err) {
+    slurm_conf_t *conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) {
+        err = slurm_err();
+        return false;
+    }
+    out = 120;  // DEFAULT_EXPIRATION_WINDOW of src/common/slurm_cred.c
+    const char *tok = conf->authinfo ? strstr(conf->authinfo, "cred_expire=") : nullptr;
+    if (tok) {
+        int v = atoi(tok + strlen("cred_expire="));
+        if (v >= 5) out = v;  // Slurm ignores smaller values too
+    }
+    slurm_free_ctl_conf(conf);
+    return true;
 }
 
 bool requeue(uint32_t job_id, std::string &err) {

@@ -19,6 +19,7 @@ struct Job {
     std::string nodes;
     int64_t begin_time = 0;   // expected start (Slurm's start_time of a pending job)
     int64_t eligible_time = 0;  // the job's BeginTime (details->begin_time)
+    int64_t submit_time = 0;  // last submission; Slurm sets it to the requeue time on a requeue
     uint32_t user_id = 0;
     std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
     std::string partition;    // the partition the run used (a started job's own one comes first)
@@ -47,7 +48,12 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
                                   std::string &err);
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err);
 bool set_begin_time(uint32_t job_id, time_t t, std::string &err);
+// The credential lifetime slurmctld uses (AuthInfo cred_expire=, Slurm's default 120 s): Slurm
+// 22.05 holds a requeued job until requeue + this + 1 s (BeginTime). false with err if unknown.
+bool cred_expire_s(int &out, std::string &err);
 bool requeue(uint32_t job_id, std::string &err);
+// Every pending job (one slurm_load_jobs); fields as load() fills them.
+bool pending_jobs(std::vector<Job> &out, std::string &err);
 // The job that took a preempted run's resources: of the jobs now in a quota partition
 // ("quota-<q>"), the first that started at or after preempt_time on one of the run's nodes.
 // False with err "" when none has started yet.

@@ -42,6 +42,7 @@ JobView view(const idletime_sched_job_t &j) {
     v.start_time = j.start_time;
     v.submit_time = j.submit_time;
     v.preempt_time = j.preempt_time;
+    v.preempt_start = j.preempt_start;
     v.comment = sv(j.comment);
     v.account = sv(j.account);
     v.quota_hint = sv(j.quota_hint);

@@ -33,6 +33,10 @@ bool Policy::may_preempt(const JobView &preemptor, const JobView &preemptee, int
     if (!partitions_may_preempt(preemptor.partition, preemptor.priority_tier, preemptee.partition,
                                 preemptee.priority_tier, preemptee.preempt_off))
         return false;
+    // A victim already notified belongs to the preemptor that picked it (issue 14): one that has
+    // picked none yet must take its own, or N owners at once would all wait on the first one's
+    // victims and run one after another. A preemptor that has picked keeps its own victims.
+    if (preemptee.preempt_time != 0 && preemptor.preempt_start == 0) return false;
     if (settings_.min_run_time_s && part(preemptee.partition).kind == Kind::Idle && preemptee.start_time > 0 &&
         now - preemptee.start_time < int64_t(settings_.min_run_time_s))
         return false;

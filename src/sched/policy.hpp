@@ -26,6 +26,7 @@ struct JobView {
     int64_t start_time = 0;        // unix seconds; 0 = not started
     int64_t submit_time = 0;       // unix seconds
     int64_t preempt_time = 0;      // unix seconds the preemption notice was sent; 0 = none
+    int64_t preempt_start = 0;     // preemptor: when it last had victims picked for it; 0 = never
     std::string_view comment;      // job Comment (may carry "idletime:ckpt=<unix>")
     std::string_view account;
     std::string_view quota_hint;   // --quota from the job's SPANK environment; empty = none

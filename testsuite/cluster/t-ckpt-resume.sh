@@ -35,7 +35,6 @@ for n in 1 2 3; do
 	it_assert_eq "$n" "$(it_job_field "$id" Restarts)" "Restarts of $id after preemption $n"
 	scancel "$owner"
 	it_wait_state "$owner" "CANCELLED|COMPLETED" 60 || it_fail "owner $owner did not end"
-	rc_release_hold "$id" || it_fail "cannot release the requeue delay of $id"
 done
 it_wait_state "$id" COMPLETED $((STEPS / 5 + 120)) || it_fail "job $id is $(it_job_field "$id" JobState) (log: $(tail -n3 "$out" | tr '\n' '|'))"
 got=$(sha256sum <"$IC_DIR/out/resume-params" | cut -d' ' -f1)

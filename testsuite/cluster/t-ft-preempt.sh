@@ -29,7 +29,6 @@ for n in $(seq 1 $N); do
 	rc_wait_admin "$id" "\"p\":$n,\"f\":0," 30 || it_fail "preemption $n of $id not counted: $(ft_admin "$id")"
 	scancel "$owner"
 	it_wait_state "$owner" "CANCELLED|COMPLETED" 60 || it_fail "owner $owner did not end"
-	rc_release_hold "$id" || it_fail "cannot release the requeue delay of $id"
 done
 ft_wait_final "$id" 120 || it_fail "job $id did not finish after $N preemptions"
 it_assert_eq COMPLETED "$(it_job_field "$id" JobState)" "state of $id after $N preemptions with --max-restarts=1"

@@ -27,7 +27,6 @@ it_assert_eq 1 "$(it_job_field "$victim" Restarts)" "Restarts of $victim"
 rc_wait_admin "$victim" '"p":1,"f":0' 30 || it_fail "released run of $victim not recorded as a preemption"
 it_info "victim $victim: PENDING Restarts=1, ft record $(rc_admin_comment "$victim")"
 scancel "$owner"
-rc_release_hold "$victim" || it_fail "cannot release the requeue delay of $victim"
 it_wait_state "$victim" RUNNING 60 || it_fail "requeued victim $victim never ran again (Reason=$(it_job_field "$victim" Reason))"
 vout=$(rc_out rel "$victim")
 rc_wait_line "$vout" '^ready .* step=2 ' 60 || it_fail "victim $victim did not resume from its checkpoint: $(tr '\n' '|' <"$vout")"

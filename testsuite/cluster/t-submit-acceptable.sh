@@ -53,13 +53,12 @@ ic_poll 20 a2_preempted || it_fail "sacct has no PREEMPTED record for A2"
 for _ in $(seq 1 25); do check_a1; samples=$((samples + 1)); sleep 0.2; done
 it_info "owner $owner running; A2 $a2 preempted+requeued; A1 unchanged in $samples samples"
 
-# A1 ends; A2 (requeued, BeginTime reset) may now start In Quota.
+# A1 ends; A2 (requeued; idletime-ft-hook lifted Slurm's requeue hold) may now start In Quota.
 it_wait_state "$a2" PENDING 60 || it_fail "A2 not PENDING after the requeue"
 touch "$OUT/stop-$a1"
 it_wait_state "$a1" COMPLETED 30 || it_fail "A1 did not complete"
 it_assert_eq 0 "$(it_job_field "$a1" Restarts)" "restarts of A1 over its whole run"
 sacct -n -X -j "$a1" -o State -P | grep -qv COMPLETED && it_fail "A1 has a non-COMPLETED record: $(sacct -n -X -j "$a1" -o State -P | tr '\n' ' ')"
-it_release_requeue_delay "$a2" || it_fail "cannot reset A2's StartTime"
 it_wait_state "$a2" RUNNING 30 || it_fail "A2 did not start again (Reason=$(it_job_field "$a2" Reason))"
 it_assert_eq quota-team-a "$(it_job_field "$a2" Partition | cut -d, -f1)" "partition of A2's second run"
 ic_poll 20 grep -qs "^RUN restarts=1 preemptible=0 partition=quota-team-a" "$OUT/acc-$a2.out" ||

@@ -74,6 +74,23 @@ START_TEST(min_run_time) {
 }
 END_TEST
 
+// N owners at once: an owner that has picked no victim yet never gets one already notified for
+// another owner (it would wait on it and start only after that owner); the owner that picked
+// it keeps it (issue 14).
+START_TEST(notified_victim_kept_for_its_preemptor) {
+    const Policy pol = fx::example();
+    const int64_t now = 100000;
+    auto victim = fx::job(2, "idle-a100-east", 1, now - 100);
+    victim.preempt_time = now - 1;
+    auto fresh = fx::job(3, "quota-team-b", 1, 0);
+    ck_assert(!pol.may_preempt(fresh, victim, now));
+    ck_assert(pol.may_preempt(fresh, fx::job(4, "idle-a100-east", 1, now - 100), now));
+    auto picked = fx::job(1, "quota-team-a", 1, 0);
+    picked.preempt_start = now - 1;
+    ck_assert(pol.may_preempt(picked, victim, now));
+}
+END_TEST
+
 START_TEST(no_config_is_partition_prio) {
     const Policy pol(nullptr, {});
     ck_assert(pol.part("quota-team-a").kind == Kind::Unmanaged);
@@ -131,6 +148,7 @@ Suite *preempt_suite() {
     tcase_add_test(t, guaranteed_exempt_even_if_admin_enables_mode);
     tcase_add_test(t, idle_partition_with_mode_off_exempt);
     tcase_add_test(t, min_run_time);
+    tcase_add_test(t, notified_victim_kept_for_its_preemptor);
     tcase_add_test(t, no_config_is_partition_prio);
     tcase_add_loop_test(t, quota_of, 0, sizeof(quota_cases) / sizeof(quota_cases[0]));
     tcase_add_test(t, idle_only);
