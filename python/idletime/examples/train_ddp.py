@@ -95,7 +95,26 @@ def setup(a):
     model, opt, sched = build(a.seed)
     torch.manual_seed(a.seed * 7919 + dist.get_rank())  # per-rank dropout streams
     ddp = torch.nn.parallel.DistributedDataParallel(model.to(device))
+    ddp.register_comm_hook(dist.get_world_size(), ordered_mean_hook)
     return ddp, opt, sched, device
+
+
+def ordered_mean_hook(world, bucket):
+    """Gradient mean summed in rank order, element by element. DDP's default allreduce sums
+    each element in an order that depends on where it lies in its bucket, and DDP lays out its
+    buckets anew after the first step of every process: a resumed run would round differently
+    from an uninterrupted one. Gathering and summing in rank order makes the result independent
+    of the layout (costs world x the bucket in memory; fine for a demo-sized model)."""
+    t = bucket.buffer()
+    parts = [torch.empty_like(t) for _ in range(world)]
+    dist.all_gather(parts, t)
+    total = parts[0].clone()
+    for p in parts[1:]:
+        total += p
+    t.copy_(total / world)
+    fut = torch.futures.Future()
+    fut.set_result(t)
+    return fut
 
 
 def main():
