@@ -273,8 +273,9 @@ void Group::write_shard(Staged &s, const std::vector<Item> &items)
     fsync_or_throw(s.td.get(), s.tmp);
 }
 
-// The temporary of rank r's shard of step: its writer must hold its lock (a dead writer's
-// leftover of an earlier attempt at the same step is not it).
+// The temporary of rank r's shard of step: its writer must be alive (holds its lock; on a file
+// system without locks, not known to be gone): a dead writer's leftover of an earlier attempt at
+// the same step is not it.
 std::string Group::find_shard(uint64_t step, unsigned r)
 {
     const std::string prefix = ".tmp-" + step_dir_name(step) + ".rank-" + std::to_string(r) + "@";
@@ -284,7 +285,7 @@ std::string Group::find_shard(uint64_t step, unsigned r)
             continue;
         Fd held;
         std::string why;
-        if (temp_owner(store_.dirfd(), n, &held, &why) != Owner::Live)
+        if (temp_owner(store_.dirfd(), n, &held, &why) == Owner::Gone)
             continue;
         if (!found.empty())
             throw Error(-EPROTO, "two live writers of rank " + std::to_string(r) + "'s shard of step " +
