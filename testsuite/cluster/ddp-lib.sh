@@ -57,6 +57,7 @@ ddp_preempt_test() {
 		grep -q '^\[0\] done ' "$out" && it_fail "job finished before preemption $n (raise DDP_STEPS)"
 		owner=$(it_submit bob -J "$name-owner" --quota=team-b -w a100-1 --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "owner sbatch"
 		rc_wait_line "$(rc_out "$name-owner" "$owner")" '^started ' 90 || it_fail "owner $owner did not start"
+		ddp_owner_latency "$out" "$n" "$(rc_word "$(rc_out "$name-owner" "$owner")" started)"
 		it_wait_state "$id" PENDING 60 || it_fail "job $id not requeued after preemption $n"
 		ddp_wait_no_ranks "$id" || it_fail "a rank outlived preemption $n"
 		rc_wait_count "$out" ' saved [0-9]' 1 5 || true
@@ -72,6 +73,15 @@ ddp_preempt_test() {
 	it_info "job $id: $(grep -c ' notice ' "$out") rank notices at steps $(grep ' notice ' "$out" | awk '{print $3}' | sort -un | tr '\n' ' ')resumed at $(grep '^\[0\] resumed' "$out" | awk '{print $3}' | tr '\n' ' ')"
 }
 
+# ddp_owner_latency OUT N T_OWNER: prints (info, not asserted: timing) the owner's start after
+# the first rank's notice of preemption N, and the slowest rank's save.
+ddp_owner_latency() {
+	local notice save
+	notice=$(grep -E '^\[[0-9]+\] notice ' "$1" | sed -n 's/.* at=//p' | sort -n | sed -n "$((4 * $2 - 3))p")
+	save=$(grep -E '^\[[0-9]+\] saved [0-9]+ seconds=' "$1" | sed -n 's/.*seconds=//p' | tail -n4 | sort -n | tail -n1)
+	[ -n "$notice" ] && [ -n "$3" ] && it_info "preemption $2: owner started $(rc_sub "$3" "$notice") s after the first notice; slowest rank's save ${save:-?} s"
+}
+
 # Every preemption: all 4 ranks noticed at one step, saved it, and all 4 resumed from it.
 ddp_check_steps() {
 	local out=$1 s k
@@ -80,7 +90,7 @@ ddp_check_steps() {
 	[ ${#steps[@]} = "${DDP_PREEMPTIONS:-1}" ] || it_fail "rank 0 noticed ${#steps[@]} times: ${steps[*]}"
 	for s in "${steps[@]}"; do
 		for k in 0 1 2 3; do
-			grep -q "^\[$k\] notice $s\$" "$out" || it_fail "rank $k did not stop at step $s"
+			grep -q "^\[$k\] notice $s " "$out" || it_fail "rank $k did not stop at step $s"
 			grep -q "^\[$k\] resumed $s\$" "$out" || it_fail "rank $k did not resume from step $s"
 		done
 	done

@@ -10,7 +10,8 @@ slice of the global batch; on the preemption notice reaching any rank, all ranks
 same step, save it together (one checkpoint), rank 0 calls release(), and all exit 75. Periodic
 saves every --ckpt-every steps. When all --steps are done rank 0 writes the raw float32
 parameters to --out ("done <sha256>"); for a given world size, --out is bitwise identical
-whether or not the run was interrupted. Lines are prefixed with the rank ("[r] saved 40").
+whether or not the run was interrupted. Lines are prefixed with the rank ("[r] saved 40");
+on the notice: "[r] notice <step> at=<epoch s>", "[r] saved <step> seconds=<save time>".
 Exit 69 when the checkpoints cannot be checked or read (munged down, clock skew, world size of
 a sharded checkpoint), with one "idletime/train: ..." line.
 """
@@ -157,10 +158,11 @@ def main():
         if a.step_sleep:
             time.sleep(a.step_sleep)
         if dc.should_stop(step):
-            say("notice %d" % step)
+            t0 = time.time()
+            say("notice %d at=%.3f" % (step, t0))
             if saved != step:
                 dc.save(step, ddp, opt, sched, epoch, batch)
-            say("saved %d" % step)
+            say("saved %d seconds=%.3f" % (step, time.time() - t0))
             try:
                 dc.release()
             except CheckpointError as e:
