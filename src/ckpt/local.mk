@@ -87,5 +87,5 @@ EXTRA_DIST += $(ckpt_python_DATA) scripts/python-sitedir.py
 noinst_PROGRAMS += bench/ckpt/ckpt_bench
 bench_ckpt_ckpt_bench_SOURCES = bench/ckpt/ckpt_bench.cpp
 bench_ckpt_ckpt_bench_LDADD = src/ckpt/libidletime-ckpt.la
-dist_noinst_SCRIPTS += bench/ckpt/run.sh
+dist_noinst_SCRIPTS += bench/ckpt/run.sh bench/ckpt/multirank.py
 EXTRA_DIST += bench/ckpt/README.md
