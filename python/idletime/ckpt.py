@@ -108,8 +108,14 @@ def load_library():
         "add_replicated": (i, [H, cp, ctypes.c_void_p, sz]),
         "rank": (ctypes.c_uint, [H]), "world_size": (ctypes.c_uint, [H]),
     }
+    group = {"group_init", "join", "agree", "add_replicated", "rank", "world_size"}
     for short, (res, args) in sigs.items():
-        fn = getattr(lib, "idletime_ckpt_" + short)
+        try:
+            fn = getattr(lib, "idletime_ckpt_" + short)
+        except AttributeError:
+            if short in group:  # an older library: single-process use still works
+                continue
+            raise
         fn.restype, fn.argtypes = res, args
     _lib = lib
     return lib
@@ -288,6 +294,9 @@ class Checkpointer:
         (values are 0..2**64-1); None: the library's file coordinator in the checkpoint
         directory (run_id, timeout in seconds: see ckpt.h).
         """
+        if not hasattr(self._lib, "idletime_ckpt_join"):
+            raise CheckpointError(errno.ENOSYS, "join(): the loaded libidletime-ckpt has no "
+                                  "multi-rank support; install the matching library version")
         g = _Group()
         self._lib.idletime_ckpt_group_init(ctypes.byref(g))
         if rank is not None:
