@@ -66,6 +66,9 @@
 /* IDLETIME_CKPT_ETIMELIMIT: release() at the job's time limit: nothing requeued, the job ends
  *   TIMEOUT (see idletime_ckpt_release). Not an error of the checkpoints. */
 #define IDLETIME_CKPT_ETIMELIMIT (-ETIMEDOUT)
+/* IDLETIME_CKPT_EWORLD: a sharded file of a checkpoint saved by a different number of ranks
+ *   (read() in a group): restart with the saved world size. Replicated files have no such rule. */
+#define IDLETIME_CKPT_EWORLD (-EXDEV)
 
 #ifdef __cplusplus
 extern "C" {
@@ -200,6 +203,62 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
  * hook after they end TIMEOUT, counted like a restart. No preemption and the limit not near
  * (a stray signal): -ECANCELED, nothing requeued. */
 int idletime_ckpt_release(idletime_ckpt_t *h);
+
+/* ---- Multi-rank jobs (a group: one checkpoint per job, saved by all ranks together) ----
+ * Call order on every rank (doc/design/multi-rank-checkpoints.md):
+ *   open -> join -> install_notice -> latest + read (resume)
+ *   each step: agree(step, &stop); every save: begin(step), add()/add_replicated()..., commit()
+ *   stop: begin/add/commit of that step, then release() (only rank 0 asks Slurm), exit.
+ * join(), agree(), latest() and commit() are collectives: every rank calls them, in the same
+ * order, with the same step. The agreement runs through allreduce_max (e.g. MPI_Allreduce with
+ * MPI_MAX on MPI_UINT64_T, or torch.distributed) or, when it is NULL, through a built-in
+ * coordinator: small files in <dir>/.group/ (the checkpoint directory must be one file system
+ * that every rank sees, as for the shards themselves); a rank that does not arrive within
+ * timeout_s makes the others fail with -ETIMEDOUT naming it: no rank hangs.
+ * Commit protocol: each rank writes and fsyncs its files in its own locked temporary; after an
+ * agreement that every rank succeeded, rank 0 checks every shard (owner, mode, type, size as
+ * listed by its rank), moves the files into its temporary, writes MANIFEST.json (with
+ * "world_size", signed with munge) last, fsyncs, renames it into place; a second agreement
+ * reports the result to every rank. A rank killed at any moment leaves the previous step as
+ * latest(); the other ranks get an error (or -ETIMEDOUT) from commit(). Files added with add()
+ * are this rank's shard (stored as "rank-<r>.<name>"); add_replicated() files are written by
+ * rank 0 only (stored as <name>) and can be read on any world size. commit_async() returns
+ * -EOPNOTSUPP in a group. */
+typedef int (*idletime_ckpt_allreduce_fn)(void *arg, uint64_t *values, size_t n);
+
+typedef struct idletime_ckpt_group {
+    unsigned rank;                       /* 0 .. world_size-1 */
+    unsigned world_size;                 /* >= 1 */
+    idletime_ckpt_allreduce_fn allreduce_max; /* element-wise max over all ranks, in place;
+                                          * returns 0 or a negative errno; NULL = built-in */
+    void *arg;                           /* passed to allreduce_max */
+    const char *run_id;                  /* built-in coordinator: unique per start of the group;
+                                          * NULL = env IDLETIME_GROUP_RUN_ID, else
+                                          * "<SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>" */
+    unsigned timeout_s;                  /* built-in coordinator: 0 = 120 s */
+} idletime_ckpt_group_t;
+
+/* Defaults: rank/world_size from env RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_NTASKS
+ * (srun), else 0/1; built-in coordinator. */
+void idletime_ckpt_group_init(idletime_ckpt_group_t *g);
+/* Makes h a member of the group (once, before any save). Errors: -EINVAL (bad rank/world,
+ * missing run id for the built-in coordinator, called twice or after a save). */
+int idletime_ckpt_join(idletime_ckpt_t *h, const idletime_ckpt_group_t *g);
+/* Collective, once per step at the same point on every rank: *stop = 1 on every rank when any
+ * rank has received the notice, else 0. -EPROTO when the ranks pass different steps,
+ * -ETIMEDOUT / the callback's error when a rank is gone. Without join(): the local notice. */
+int idletime_ckpt_agree(idletime_ckpt_t *h, uint64_t step, int *stop);
+/* Like add(), for state every rank holds identically (DDP model, optimizer): only rank 0's
+ * copy is written; readable on any world size. Without join() the same as add(). */
+int idletime_ckpt_add_replicated(idletime_ckpt_t *h, const char *name, const void *data,
+                                 size_t size);
+/* This handle's rank and world size (0 and 1 without join()). */
+unsigned idletime_ckpt_rank(const idletime_ckpt_t *h);
+unsigned idletime_ckpt_world_size(const idletime_ckpt_t *h);
+/* In a group: latest() is collective and fails with -EPROTO when the ranks disagree; read(),
+ * file_path() resolve <name> to the replicated file, else to this rank's "rank-<r>.<name>",
+ * failing with IDLETIME_CKPT_EWORLD when the checkpoint was saved by another world size;
+ * release() asks Slurm only on rank 0 (other ranks wait for their save and return 0). */
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,17 @@ import os
 import signal
 
 __all__ = ["Checkpointer", "CheckpointError", "MungeUnavailableError", "ClockSkewError",
-           "TimeLimitReached", "load_library"]
+           "TimeLimitReached", "WorldSizeError", "load_library"]
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
+_ALLREDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                 ctypes.c_size_t)
+
+
+class _Group(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_uint), ("world_size", ctypes.c_uint),
+                ("allreduce_max", _ALLREDUCE_FN), ("arg", ctypes.c_void_p),
+                ("run_id", ctypes.c_char_p), ("timeout_s", ctypes.c_uint)]
 
 
 class _Options(ctypes.Structure):
@@ -45,8 +53,13 @@ class TimeLimitReached(CheckpointError):
     of the checkpoints: exit; --requeue-at-time-limit asks the hook to requeue the job."""
 
 
+class WorldSizeError(CheckpointError):
+    """A sharded file of a checkpoint saved by another number of ranks (errno EXDEV, C:
+    IDLETIME_CKPT_EWORLD): restart with the saved world size. Replicated files never raise it."""
+
+
 _ERRORS = {errno.ENOTCONN: MungeUnavailableError, errno.ETIME: ClockSkewError,
-           errno.ETIMEDOUT: TimeLimitReached}
+           errno.ETIMEDOUT: TimeLimitReached, errno.EXDEV: WorldSizeError}
 
 
 def _error(code, msg):
@@ -89,9 +102,20 @@ def load_library():
         "install_notice": (i, [H, i]), "preempt_requested": (i, [H]),
         "deadline": (ctypes.c_int64, [H]), "notice_signal": (i, [H]),
         "progress": (i, [H, u64]), "release": (i, [H]),
+        "group_init": (None, [ctypes.POINTER(_Group)]),
+        "join": (i, [H, ctypes.POINTER(_Group)]),
+        "agree": (i, [H, u64, ctypes.POINTER(i)]),
+        "add_replicated": (i, [H, cp, ctypes.c_void_p, sz]),
+        "rank": (ctypes.c_uint, [H]), "world_size": (ctypes.c_uint, [H]),
     }
+    group = {"group_init", "join", "agree", "add_replicated", "rank", "world_size"}
     for short, (res, args) in sigs.items():
-        fn = getattr(lib, "idletime_ckpt_" + short)
+        try:
+            fn = getattr(lib, "idletime_ckpt_" + short)
+        except AttributeError:
+            if short in group:  # an older library: single-process use still works
+                continue
+            raise
         fn.restype, fn.argtypes = res, args
     _lib = lib
     return lib
@@ -135,7 +159,11 @@ class Checkpointer:
 
     def _check(self, rc):
         if rc < 0:
-            raise _error(-rc, self._message())
+            msg = self._message()
+            cb_error, self._cb_error = getattr(self, "_cb_error", None), None
+            if cb_error is not None:
+                msg = "%s (%s: %s)" % (msg, type(cb_error).__name__, cb_error)
+            raise _error(-rc, msg)
         return rc
 
     def _handle(self):
@@ -190,14 +218,20 @@ class Checkpointer:
         return out
 
     def read(self, step, name):
-        """Bytes of one file, checked against the manifest's size and checksum (XXH3-128; SHA-256 in format 1)."""
-        size = dict(self.files(step)).get(name)
-        if size is None:
-            raise CheckpointError(errno.ENOENT, "checkpoint step %d has no file %r" % (step, name))
-        buf, got = ctypes.create_string_buffer(max(size, 1)), ctypes.c_size_t()
-        self._check(self._lib.idletime_ckpt_read(self._h, step, _enc(name), buf, len(buf),
-                                                 ctypes.byref(got)))
-        return buf.raw[:got.value]
+        """Bytes of one file, checked against the manifest's size and checksum (XXH3-128; SHA-256 in format 1).
+
+        In a group, name is the replicated file, else this rank's shard (WorldSizeError when the
+        checkpoint was saved by another world size)."""
+        got = ctypes.c_size_t()
+        rc = self._lib.idletime_ckpt_read(self._handle(), step, _enc(name), None, 0,
+                                          ctypes.byref(got))
+        if rc == -errno.ERANGE:
+            buf = ctypes.create_string_buffer(got.value)
+            self._check(self._lib.idletime_ckpt_read(self._h, step, _enc(name), buf, len(buf),
+                                                     ctypes.byref(got)))
+            return buf.raw[:got.value]
+        self._check(rc)
+        return b""
 
     def path(self, step, name):
         buf = ctypes.create_string_buffer(4096)
@@ -210,8 +244,11 @@ class Checkpointer:
         self._pending = []
         self._check(self._lib.idletime_ckpt_begin(self._handle(), step))
 
-    def add(self, name, data):
-        """data: bytes or any buffer (bytearray, memoryview, numpy array); not copied here."""
+    def add(self, name, data, replicated=False):
+        """data: bytes or any buffer (bytearray, memoryview, numpy array); not copied here.
+
+        In a group (join()): this rank's shard, unless replicated (only rank 0's copy is written;
+        readable on any world size)."""
         if isinstance(data, bytes):
             ptr, n, keep = data, len(data), data
         else:
@@ -223,7 +260,8 @@ class Checkpointer:
                 ptr = (ctypes.c_char * mv.nbytes).from_buffer(mv)
                 n, keep = mv.nbytes, (ptr, mv)
         self._pending.append(keep)
-        self._check(self._lib.idletime_ckpt_add(self._handle(), _enc(name), ptr, n))
+        fn = self._lib.idletime_ckpt_add_replicated if replicated else self._lib.idletime_ckpt_add
+        self._check(fn(self._handle(), _enc(name), ptr, n))
 
     def commit(self, asynchronous=False):
         """Persists the begun checkpoint; asynchronous: copy now, persist in the background."""
@@ -246,6 +284,55 @@ class Checkpointer:
     @property
     def saving(self):
         return bool(self._lib.idletime_ckpt_saving(self._handle()))
+
+    # -- multi-rank jobs --
+    def join(self, rank=None, world_size=None, allreduce_max=None, run_id=None, timeout=0):
+        """Makes this checkpointer one rank of a group (see ckpt.h, "Multi-rank jobs").
+
+        rank/world_size None: env RANK/WORLD_SIZE, else SLURM_PROCID/SLURM_NTASKS.
+        allreduce_max(list of ints) -> list of ints, the element-wise maximum over all ranks
+        (values are 0..2**64-1); None: the library's file coordinator in the checkpoint
+        directory (run_id, timeout in seconds: see ckpt.h).
+        """
+        if not hasattr(self._lib, "idletime_ckpt_join"):
+            raise CheckpointError(errno.ENOSYS, "join(): the loaded libidletime-ckpt has no "
+                                  "multi-rank support; install the matching library version")
+        g = _Group()
+        self._lib.idletime_ckpt_group_init(ctypes.byref(g))
+        if rank is not None:
+            g.rank = rank
+        if world_size is not None:
+            g.world_size = world_size
+        if allreduce_max is not None:
+            def call(_arg, values, n):
+                try:
+                    out = allreduce_max([values[k] for k in range(n)])
+                    for k in range(n):
+                        values[k] = int(out[k])
+                    return 0
+                except Exception as e:  # noqa: BLE001 (reported by the failing call)
+                    self._cb_error = e
+                    return -errno.EIO
+            self._allreduce = _ALLREDUCE_FN(call)  # kept alive as long as the handle
+            g.allreduce_max = self._allreduce
+        self._run_id = _enc(run_id)
+        g.run_id = self._run_id
+        g.timeout_s = int(timeout)
+        self._check(self._lib.idletime_ckpt_join(self._handle(), ctypes.byref(g)))
+
+    def agree(self, step):
+        """Collective, once per step on every rank: True on all ranks when any got the notice."""
+        stop = ctypes.c_int()
+        self._check(self._lib.idletime_ckpt_agree(self._handle(), step, ctypes.byref(stop)))
+        return bool(stop.value)
+
+    @property
+    def rank(self):
+        return self._lib.idletime_ckpt_rank(self._handle())
+
+    @property
+    def world_size(self):
+        return self._lib.idletime_ckpt_world_size(self._handle())
 
     # -- notice, heartbeat, release --
     def install_notice(self, signo=0):

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <new>
 #include <string>
 
@@ -23,6 +24,7 @@ using idletime::ckpt::Error;
 
 struct idletime_ckpt {
     std::string err;
+    idletime_ckpt_group_t group{};  // the caller's callback, kept for the Group's lambda
     std::string name;  // storage for file_info's *name
     std::string dir;
     std::unique_ptr<idletime::ckpt::Session> s;
@@ -91,9 +93,96 @@ idletime::ckpt::LogFn make_log(const idletime_ckpt_options_t &o)
     return [](const std::string &m) { std::fprintf(stderr, "idletime/ckpt: %s\n", m.c_str()); };
 }
 
+// In a group, <name> is the replicated file when the checkpoint has one, else this rank's shard
+// "rank-<r>.<name>", which exists only for the world size that saved it.
+std::string resolve(idletime::ckpt::Session &s, const idletime::ckpt::Manifest &m,
+                    const std::string &name)
+{
+    auto *g = s.group();
+    if (!g)
+        return name;
+    for (const auto &f : m.files)
+        if (f.name == name)
+            return name;
+    if (m.world_size && m.world_size != g->world())
+        throw Error(IDLETIME_CKPT_EWORLD,
+                    "checkpoint step " + std::to_string(m.step) + " holds \"" + name +
+                        "\" sharded over " + std::to_string(m.world_size) + " ranks; this job has " +
+                        std::to_string(g->world()) + ": restart it with " +
+                        std::to_string(m.world_size) +
+                        " ranks (only replicated state resumes on any world size)");
+    return idletime::ckpt::Group::shard_prefix(g->rank()) + name;
+}
+
+// The C callback as the Group's allreduce.
+idletime::ckpt::AllreduceFn callback(const idletime_ckpt_group_t &g)
+{
+    if (!g.allreduce_max)
+        return {};
+    auto fn = g.allreduce_max;
+    void *arg = g.arg;
+    return [fn, arg](uint64_t *v, size_t n) { return fn(arg, v, n); };
+}
+
 }  // namespace
 
 extern "C" {
+
+void idletime_ckpt_group_init(idletime_ckpt_group_t *g)
+{
+    if (!g)
+        return;
+    std::memset(g, 0, sizeof *g);
+    idletime::ckpt::group_from_env(&g->rank, &g->world_size);
+}
+
+int idletime_ckpt_join(idletime_ckpt_t *h, const idletime_ckpt_group_t *g)
+{
+    return guard(h, [&](auto &s) {
+        if (!g)
+            throw Error(-EINVAL, "join(): group is NULL");
+        idletime::ckpt::GroupConfig cfg;
+        cfg.rank = g->rank;
+        cfg.world = g->world_size;
+        cfg.allreduce = callback(*g);
+        cfg.run_id = g->run_id ? g->run_id : idletime::ckpt::default_run_id();
+        cfg.timeout_s = g->timeout_s ? g->timeout_s : 120;
+        s.join(std::move(cfg));
+        return 0;
+    });
+}
+
+int idletime_ckpt_agree(idletime_ckpt_t *h, uint64_t step, int *stop)
+{
+    return guard(h, [&](auto &s) {
+        bool local = idletime::ckpt::notice_received();
+        bool all = s.group() ? s.group()->agree_stop(step, local) : local;
+        if (stop)
+            *stop = all ? 1 : 0;
+        return 0;
+    });
+}
+
+int idletime_ckpt_add_replicated(idletime_ckpt_t *h, const char *name, const void *data,
+                                 size_t size)
+{
+    return guard(h, [&](auto &s) {
+        if (!name)
+            throw Error(-EINVAL, "add_replicated(): name is NULL");
+        s.add(name, data, size, true);
+        return 0;
+    });
+}
+
+unsigned idletime_ckpt_rank(const idletime_ckpt_t *h)
+{
+    return h && h->s && h->s->group() ? h->s->group()->rank() : 0;
+}
+
+unsigned idletime_ckpt_world_size(const idletime_ckpt_t *h)
+{
+    return h && h->s && h->s->group() ? h->s->group()->world() : 1;
+}
 
 void idletime_ckpt_options_init(idletime_ckpt_options_t *opt)
 {
@@ -162,7 +251,24 @@ const char *idletime_ckpt_dir(const idletime_ckpt_t *h) { return h ? h->dir.c_st
 int idletime_ckpt_latest(idletime_ckpt_t *h, uint64_t *step, char *path, size_t path_len)
 {
     return guard(h, [&](auto &s) {
-        auto l = s.store().latest();
+        std::optional<uint64_t> l;
+        std::optional<Error> err;
+        try {
+            l = s.store().latest();
+        } catch (const Error &e) {
+            if (!s.group())
+                throw;
+            err = e;  // still take part in the agreement, so the other ranks do not wait
+        }
+        if (s.group()) {
+            uint64_t failed = err ? 1 : 0;
+            s.group()->allreduce_max(&failed, 1);
+            if (err)
+                throw *err;
+            if (failed)
+                throw Error(-EIO, "latest(): another rank could not read the checkpoints");
+            s.group()->agree_latest(l);
+        }
         if (!l)
             throw Error(-ENOENT, "no complete checkpoint in " + s.store().dir() +
                                      (s.store().rejected().empty()
@@ -244,10 +350,11 @@ int idletime_ckpt_read(idletime_ckpt_t *h, uint64_t step, const char *name, void
         if (!name || (!buf && cap))
             throw Error(-EINVAL, "read(): name or buffer is NULL");
         auto m = s.store().complete(step);
+        const std::string real = resolve(s, *m, name);
         for (const auto &f : m->files)
-            if (f.name == name && len)
+            if (f.name == real && len)
                 *len = f.size;
-        size_t got = s.store().read(step, name, buf, cap);
+        size_t got = s.store().read(step, real, buf, cap);
         if (len)
             *len = got;
         return 0;
@@ -261,9 +368,10 @@ int idletime_ckpt_file_path(idletime_ckpt_t *h, uint64_t step, const char *name,
         if (!name || !path)
             throw Error(-EINVAL, "file_path(): name or path is NULL");
         auto m = s.store().complete(step);
+        const std::string real = resolve(s, *m, name);
         for (const auto &f : m->files)
-            if (f.name == name)
-                return copy_out(s.store().step_path(step) + "/" + name, path, path_len);
+            if (f.name == real)
+                return copy_out(s.store().step_path(step) + "/" + real, path, path_len);
         throw Error(-ENOENT, "checkpoint step " + std::to_string(step) + " has no file \"" +
                                  std::string(name) + "\"");
     });
@@ -377,6 +485,8 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
             throw Error(-EINVAL, "release: no numeric Slurm job id (SLURM_JOB_ID or the job_id "
                                  "option); nothing to requeue");
         s.wait();  // the final save must be durable first
+        if (s.group() && s.group()->rank() != 0)
+            return 0;  // one release per job: rank 0's (the group's commit is already durable)
         static std::once_flag once;
         std::call_once(once, [] {
             make_libslurm_global();

@@ -9,6 +9,7 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 	src/ckpt/store.hpp src/ckpt/store.cpp \
 	src/ckpt/writer.hpp src/ckpt/writer.cpp \
 	src/ckpt/session.hpp src/ckpt/session.cpp \
+	src/ckpt/group.hpp src/ckpt/group.cpp \
 	src/ckpt/notice.hpp src/ckpt/notice.cpp \
 	src/ckpt/capi.cpp \
 	src/ckpt/publish.hpp src/ckpt/publish.cpp src/sched/comment.cpp
@@ -60,25 +61,33 @@ testsuite_ckpt_test_format_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 testsuite_ckpt_test_format_LDADD = $(ckpt_test_ldadd)
 TESTS += testsuite/ckpt/test_format
 
+check_PROGRAMS += testsuite/ckpt/test_group
+testsuite_ckpt_test_group_SOURCES = testsuite/ckpt/test_group.cpp
+testsuite_ckpt_test_group_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+testsuite_ckpt_test_group_LDADD = $(ckpt_test_ldadd)
+TESTS += testsuite/ckpt/test_group
+
 # Python side: binding unittest + PyTorch bitwise-resume test (Debian's /usr/bin/python3).
 TESTS += testsuite/ckpt/run-python-tests.sh
 dist_noinst_SCRIPTS += testsuite/ckpt/run-python-tests.sh
 EXTRA_DIST += testsuite/ckpt/test_binding.py testsuite/ckpt/test_torch_resume.py \
+	testsuite/ckpt/test_ddp_resume.py \
 	testsuite/ckpt/mungetest.py
 
 # ---- Python package: $(pythondir_idletime)/idletime ----
 ckpt_pythondir = $(pythondir_idletime)/idletime
 ckpt_python_DATA = python/idletime/__init__.py python/idletime/ckpt.py \
-	python/idletime/torch_state.py
+	python/idletime/torch_state.py python/idletime/ddp.py
 ckpt_examplesdir = $(pythondir_idletime)/idletime/examples
-ckpt_examples_SCRIPTS = python/idletime/examples/train_digits.py
+ckpt_examples_SCRIPTS = python/idletime/examples/train_digits.py \
+	python/idletime/examples/train_ddp.py
 EXTRA_DIST += $(ckpt_python_DATA) scripts/python-sitedir.py
 
 # ---- benchmark: bench/ckpt/run.sh BUILD_DIR ----
 noinst_PROGRAMS += bench/ckpt/ckpt_bench
 bench_ckpt_ckpt_bench_SOURCES = bench/ckpt/ckpt_bench.cpp
 bench_ckpt_ckpt_bench_LDADD = src/ckpt/libidletime-ckpt.la
-dist_noinst_SCRIPTS += bench/ckpt/run.sh
+dist_noinst_SCRIPTS += bench/ckpt/run.sh bench/ckpt/multirank.py
 EXTRA_DIST += bench/ckpt/README.md
 
 # When checkpoint times are published to Slurm (pure helper of publish.cpp).

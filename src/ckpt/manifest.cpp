@@ -137,6 +137,8 @@ std::string canonical_text(const Manifest &m)
     std::string t = std::string(format_name(m.format)) + "\nstep " + std::to_string(m.step) + "\njob " +
                     m.job_id + "\nuid " + std::to_string(m.uid) + "\nsaved " +
                     std::to_string(m.saved_at) + "." + std::to_string(m.saved_at_ns) + "\n";
+    if (m.world_size)  // absent for one process: single-process digests are unchanged
+        t += "world " + std::to_string(m.world_size) + "\n";
     for (const auto &f : m.files)
         t += "file " + f.name + " " + std::to_string(f.size) + " " + f.sum + "\n";
     return t;
@@ -160,6 +162,8 @@ std::string manifest_to_json(const Manifest &m)
     json_object_object_add(obj, "uid", json_object_new_int64(m.uid));
     json_object_object_add(obj, "saved_at", json_object_new_int64(m.saved_at));
     json_object_object_add(obj, "saved_at_ns", json_object_new_int64(m.saved_at_ns));
+    if (m.world_size)
+        json_object_object_add(obj, "world_size", json_object_new_int64(m.world_size));
     json_object *files = json_object_new_array();
     json_object_object_add(obj, "files", files);
     for (const auto &f : m.files) {
@@ -204,6 +208,13 @@ Manifest manifest_from_json(std::string_view text)
     m.uid = static_cast<uint32_t>(uid);
     m.saved_at = int_field(raw, "saved_at", 0);
     m.saved_at_ns = int_field(raw, "saved_at_ns", 0);
+    json_object *ws = nullptr;
+    if (json_object_object_get_ex(raw, "world_size", &ws)) {
+        int64_t w = int_field(raw, "world_size", 1);
+        if (w > 1000000)
+            bad("\"world_size\" is out of range (1-1000000)");
+        m.world_size = static_cast<uint32_t>(w);
+    }
     json_object *files = field(raw, "files", json_type_array, "an array");
     std::set<std::string> seen;
     for (size_t i = 0; i < json_object_array_length(files); i++)

@@ -51,6 +51,7 @@ struct Manifest {
     uint32_t uid = 0;
     int64_t saved_at = 0;     // seconds since the epoch
     int64_t saved_at_ns = 0;  // nanoseconds within saved_at
+    uint32_t world_size = 0;  // ranks of a multi-rank (group) checkpoint; 0 = one process
     std::vector<FileEntry> files;
     std::string munge;  // credential, "" when not required
 };

@@ -119,20 +119,35 @@ void Session::begin(uint64_t step)
     items_.clear();
 }
 
-void Session::add(const std::string &name, const void *data, size_t size)
+void Session::join(GroupConfig cfg)
+{
+    take_pending();
+    if (open_step_ || saving() || group_)
+        throw Error(-EINVAL, "join(): call it once, after open() and before any save");
+    group_ = std::make_unique<Group>(store_, std::move(cfg));
+}
+
+void Session::add(const std::string &name, const void *data, size_t size, bool replicated)
 {
     if (!open_step_)
         throw Error(-EINVAL, "add(\"" + name + "\") without begin()");
-    if (!valid_file_name(name))
+    if (!valid_file_name(name) || (group_ && name.size() > 180))
+        throw Error(-EINVAL, "invalid checkpoint file name \"" + name + "\"; allowed: 1-" +
+                                 (group_ ? "180" : "200") +
+                                 " of [A-Za-z0-9._-], not starting with '.', not MANIFEST.json");
+    if (group_ && name.rfind("rank-", 0) == 0)
         throw Error(-EINVAL, "invalid checkpoint file name \"" + name +
-                                 "\"; allowed: 1-200 of [A-Za-z0-9._-], not starting with '.', "
-                                 "not MANIFEST.json");
+                                 "\": names starting with \"rank-\" are the library's in a group");
     if (!data && size > 0)
         throw Error(-EINVAL, "add(\"" + name + "\"): NULL data with size > 0");
+    const std::string stored =
+        group_ && !replicated ? Group::shard_prefix(group_->rank()) + name : name;
     for (const auto &it : items_)
-        if (it.name == name)
+        if (it.name == stored)
             throw Error(-EEXIST, "add(\"" + name + "\"): name added twice");
-    items_.push_back(Item{name, data, size});
+    if (replicated && group_ && group_->rank() != 0)
+        return;  // rank 0 writes the one copy
+    items_.push_back(Item{stored, data, size});
 }
 
 void Session::persist_now(uint64_t step, const std::vector<Item> &items,
@@ -141,13 +156,17 @@ void Session::persist_now(uint64_t step, const std::vector<Item> &items,
     const int64_t taken_at = ::time(nullptr);  // the items hold the state of this moment
     hb_.set_saving(true);
     try {
-        store_.persist(step, items, trash);
+        if (group_)
+            group_->commit(step, items, trash);
+        else
+            store_.persist(step, items, trash);
     } catch (...) {
         hb_.set_saving(false);
         throw;
     }
     hb_.set_saving(false);
-    publish_checkpoint(store_.options().job_id, taken_at);
+    if (!group_ || group_->rank() == 0)
+        publish_checkpoint(store_.options().job_id, taken_at);
 }
 
 void Session::commit()
@@ -178,6 +197,9 @@ void Session::commit_async()
     take_pending();
     if (!open_step_)
         throw Error(-EINVAL, "commit_async() without begin()");
+    if (group_)
+        throw Error(-EOPNOTSUPP, "commit_async(): not available in a group (join()); use commit(), "
+                                 "which every rank calls together");
     wait_idle();
     take_pending();
     size_t total = 0;

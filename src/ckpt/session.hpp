@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "ckpt/group.hpp"
 #include "ckpt/store.hpp"
 
 namespace idletime::ckpt {
@@ -42,7 +43,11 @@ public:
     Heartbeat &heartbeat() { return hb_; }
 
     void begin(uint64_t step);
-    void add(const std::string &name, const void *data, size_t size);
+    // replicated: in a group, only rank 0's copy is written (stored under name itself); other
+    // files of a group member are stored as "rank-<r>.<name>".
+    void add(const std::string &name, const void *data, size_t size, bool replicated = false);
+    void join(GroupConfig cfg);
+    Group *group() { return group_.get(); }
     void commit();
     void commit_async();
     void wait();  // blocks until idle; throws a failed background save's error once
@@ -73,6 +78,7 @@ private:
     std::unique_ptr<char[]> arena_;  // staging copy, reused from save to save
     size_t arena_cap_ = 0;
     std::thread thread_;
+    std::unique_ptr<Group> group_;
 };
 
 }  // namespace idletime::ckpt

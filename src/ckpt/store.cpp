@@ -304,48 +304,69 @@ void Store::publish(const std::string &tmp, uint64_t step)
     log_("replaced an earlier " + step_path(step));
 }
 
-void Store::persist(uint64_t step, const std::vector<Item> &items,
-                    std::vector<std::string> *trash)
+Staged Store::stage(uint64_t step, const std::string &label)
 {
     // The lock file exists, locked, before the temporary and until after it is gone: an open()
     // elsewhere (another rank, a monitor, a restarted worker) never takes it for stale.
-    const std::string tmp = ".tmp-" + step_dir_name(step) + writer_tag();
-    WriterLock lock(fd_.get(), dir_, tmp);
-    if (::mkdirat(fd_.get(), tmp.c_str(), 0700) != 0)
-        throw_errno("create " + dir_ + "/" + tmp);
-    Manifest m;
+    Staged s;
+    s.tmp = ".tmp-" + step_dir_name(step) + label + writer_tag();
+    s.lock = std::make_unique<WriterLock>(fd_.get(), dir_, s.tmp);
+    if (::mkdirat(fd_.get(), s.tmp.c_str(), 0700) != 0)
+        throw_errno("create " + dir_ + "/" + s.tmp);
     try {
-        Fd td(::openat(fd_.get(), tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!td)
-            throw_errno("open " + tmp);
-        int64_t ns = now_ns();
-        m.step = step;
-        m.job_id = opt_.job_id;
-        m.uid = uid_;
-        m.saved_at = ns / 1000000000LL;
-        m.saved_at_ns = ns % 1000000000LL;
-        for (const auto &it : items)
-            m.files.push_back(write_file(td.get(), it));
-        write_manifest(td.get(), m);
-        fsync_or_throw(td.get(), tmp);
-        publish(tmp, step);
-        fsync_or_throw(fd_.get(), dir_);
+        s.td = Fd(::openat(fd_.get(), s.tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!s.td)
+            throw_errno("open " + s.tmp);
     } catch (...) {
-        try {
-            remove_tree(fd_.get(), tmp);
-        } catch (const Error &) {
-        }
+        discard(s);
         throw;
     }
+    int64_t ns = now_ns();
+    s.m.step = step;
+    s.m.job_id = opt_.job_id;
+    s.m.uid = uid_;
+    s.m.saved_at = ns / 1000000000LL;
+    s.m.saved_at_ns = ns % 1000000000LL;
+    return s;
+}
+
+void Store::write_items(Staged &s, const std::vector<Item> &items) const
+{
+    for (const auto &it : items)
+        s.m.files.push_back(write_file(s.td.get(), it));
+}
+
+void Store::discard(Staged &s) noexcept
+{
+    if (!s.lock)
+        return;
+    s.td = Fd();
     try {
-        remove_tree(fd_.get(), tmp);  // the old copy after an exchange
+        remove_tree(fd_.get(), s.tmp);
+    } catch (...) {
+    }
+    s.lock->release();
+    s.lock.reset();
+}
+
+void Store::seal(Staged &s, std::vector<std::string> *trash)
+{
+    const uint64_t step = s.m.step;
+    write_manifest(s.td.get(), s.m);
+    fsync_or_throw(s.td.get(), s.tmp);
+    publish(s.tmp, step);
+    fsync_or_throw(fd_.get(), dir_);
+    s.td = Fd();
+    try {
+        remove_tree(fd_.get(), s.tmp);  // the old copy after an exchange
     } catch (const Error &e) {
         log_(std::string("cannot remove replaced copy: ") + e.what());
     }
-    lock.release();
+    s.lock->release();
+    s.lock.reset();
     {
         std::lock_guard<std::mutex> g(mu_);
-        cache_[step] = std::make_shared<const Manifest>(std::move(m));
+        cache_[step] = std::make_shared<const Manifest>(s.m);
     }
     std::vector<std::string> doomed;
     prune(step, doomed);
@@ -353,6 +374,19 @@ void Store::persist(uint64_t step, const std::vector<Item> &items,
         trash->insert(trash->end(), doomed.begin(), doomed.end());
     else
         empty_trash(doomed);
+}
+
+void Store::persist(uint64_t step, const std::vector<Item> &items,
+                    std::vector<std::string> *trash)
+{
+    Staged s = stage(step);
+    try {
+        write_items(s, items);
+        seal(s, trash);
+    } catch (...) {
+        discard(s);
+        throw;
+    }
 }
 
 void Store::empty_trash(const std::vector<std::string> &trash)

@@ -14,6 +14,7 @@
 
 #include "ckpt/manifest.hpp"
 #include "ckpt/util.hpp"
+#include "ckpt/writer.hpp"
 
 namespace idletime::ckpt {
 
@@ -30,6 +31,14 @@ struct Item {
     std::string name;
     const void *data = nullptr;
     size_t size = 0;
+};
+
+// A save being assembled in a temporary directory of a Store, under its writer lock.
+struct Staged {
+    std::string tmp;                    // ".tmp-step-N<label>@<writer tag>"
+    std::unique_ptr<WriterLock> lock;
+    Fd td;                              // the temporary directory
+    Manifest m;                         // files written so far
 };
 
 class Store {
@@ -54,11 +63,21 @@ public:
     void persist(uint64_t step, const std::vector<Item> &items,
                  std::vector<std::string> *trash = nullptr);
     void empty_trash(const std::vector<std::string> &trash);
+    // The steps of persist(), for savers that assemble one checkpoint from several writers
+    // (group.cpp): stage() creates the locked temporary, write_items() writes and fsyncs the
+    // files, seal() writes the manifest last (signed), publishes and prunes; discard() removes
+    // the temporary (never throws). seal() or discard() must end every stage().
+    Staged stage(uint64_t step, const std::string &label = "");
+    void write_items(Staged &s, const std::vector<Item> &items) const;
+    void seal(Staged &s, std::vector<std::string> *trash);
+    void discard(Staged &s) noexcept;
+    int dirfd() const { return fd_.get(); }
+    // Throws Error(-EPERM) unless owned by us and not group/world writable.
+    void check_trusted(const std::string &what, uid_t uid, mode_t mode) const;
     // Reads one file of a complete checkpoint, checking size and checksum again.
     size_t read(uint64_t step, const std::string &name, void *buf, size_t cap);
 
 private:
-    void check_trusted(const std::string &what, uid_t uid, mode_t mode) const;
     Manifest verify(uint64_t step) const;
     void verify_file(int sd, int format, const FileEntry &f) const;
     FileEntry write_file(int td, const Item &it) const;

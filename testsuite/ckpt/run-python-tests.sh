@@ -10,3 +10,4 @@ PY=${PYTHON3:-/usr/bin/python3}
 export IDLETIME_CKPT_LIB="$lib" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}"
 "$PY" "$src/testsuite/ckpt/test_binding.py" -v
 "$PY" "$src/testsuite/ckpt/test_torch_resume.py" -v
+"$PY" "$src/testsuite/ckpt/test_ddp_resume.py" -v
