@@ -63,7 +63,7 @@ ddp_preempt_test() {
 		rc_wait_count "$out" ' saved [0-9]' 1 5 || true
 		scancel "$owner"
 		it_wait_state "$owner" "CANCELLED|COMPLETED" 60 || it_fail "owner $owner did not end"
-		rc_release_hold "$id" || it_fail "cannot release the requeue delay of $id"
+		# No StartTime=now here: idletime-ft-hook lifts Slurm's requeue hold of a preempted job.
 	done
 	it_wait_state "$id" COMPLETED $((DDP_STEPS / 5 + 180)) || it_fail "job $id is $(it_job_field "$id" JobState) (log: $(tail -n4 "$out" | tr '\n' '|'))"
 	ddp_wait_no_ranks "$id" || it_fail "a rank outlived the job"

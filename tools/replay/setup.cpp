@@ -110,7 +110,10 @@ void write_replay_config(const std::string &path, const JobStream &js, const Opt
     json_object_object_add(idle, "grace_time", json_object_new_int(30));
     json_object_object_add(idle, "checkpoint_signal", json_object_new_string("USR1"));
     json_object_object_add(idle, "requeue", json_object_new_boolean(1));
-    std::string root_dir = fs::absolute(o.out).string() + "/ckpt-root";
+    // Root-owned and writable by root only, as spank/idletime and validate require (not below
+    // the output directory, which may be under /var/tmp). The replayed jobs checkpoint into their
+    // own --ckpt-dir; this is only the per-job IDLETIME_CKPT_DIR spank/idletime creates.
+    const std::string root_dir = "/var/spool/idletime-replay/checkpoints";
     json_object_object_add(idle, "checkpoint_root", json_object_new_string(root_dir.c_str()));
     json_object_object_add(root, "idle", idle);
     int rc = json_object_to_file_ext(path.c_str(), root, JSON_C_TO_STRING_PRETTY);
