@@ -383,16 +383,22 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
 // frees wait for the next periodic pass (measured 23 s; backfill every 30 s, main pass 60 s).
 // A run whose quota job took GPUs from idle-time jobs wakes them: once this job has left
 // COMPLETING, a begin time update (to now) of one pending victim it preempted queues a pass.
-void wake_victims(uint32_t id, int wait_s) {
+// Polls (0.25 s) until slurmctld reports the job out of COMPLETING or gone; false after wait_s.
+bool left_completing(uint32_t id, int wait_s) {
     std::string err;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
-        if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) break;
-        if (std::chrono::steady_clock::now() >= until) return;
+        if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
+        if (std::chrono::steady_clock::now() >= until) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+}
+
+void wake_victims(uint32_t id, int wait_s) {
+    std::string err;
+    if (!left_completing(id, wait_s)) return;
     std::vector<slurmjob::Job> pending;
     if (!slurmjob::pending_jobs(pending, err)) {
         logf("job %u: cannot list pending jobs (%s): its victims start at the next scheduling pass",
@@ -429,11 +435,14 @@ int run(const Options &o, slurmjob::Job &job) {
          ft::ended_run(job.snap), p.cause.reason.c_str(), ft::op_str(p.op),
          p.decision.reason.c_str(), p.new_state.counters.preemptions,
          p.new_state.counters.failures, p.new_state.counters.node_failures);
-    // A preempted run resumes as soon as its old allocation is gone, not after Slurm's hold.
-    // Not in the foreground: this process is the epilog that keeps the job COMPLETING.
-    if (p.op == ft::Op::Record && job.snap.requeued && p.cause.verdict == ft::Verdict::Preempted &&
-        !o.foreground)
-        resume_preempted(o.job_id, job.snap.restart_cnt, o.wait_s);
+    const bool resumes = p.op == ft::Op::Record && job.snap.requeued &&
+                         p.cause.verdict == ft::Verdict::Preempted && !o.foreground;
+    // slurmctld queues a scheduling pass after every successful job update but none when an
+    // EpilogSlurmctld ends: when this hook ends after the nodes' epilogs, the owner that reclaimed
+    // the GPUs would wait for the next periodic pass (measured 9 s, up to 30 s). Once the run has
+    // left COMPLETING, store its record now (the preemptor is named below, once the owner runs):
+    // that update queues the pass. The run stays held by Slurm until resume_preempted.
+    if (resumes && left_completing(o.job_id, o.wait_s)) store(o.job_id, p.new_state, o.wait_s);
     name_preemptor(o.job_id, job, o.foreground ? 5 : 30, p);
     bool ok = true;
     switch (p.op) {
@@ -454,6 +463,10 @@ int run(const Options &o, slurmjob::Job &job) {
     case ft::Op::Nothing:
         break;
     }
+    // A preempted run resumes as soon as its old allocation is gone, not after Slurm's hold; only
+    // once its counters, history and excluded nodes are stored, which the next run's end reads.
+    // Not in the foreground: this process is the epilog that keeps the job COMPLETING.
+    if (ok && resumes) resume_preempted(o.job_id, job.snap.restart_cnt, o.wait_s);
     return ok ? 0 : 1;
 }
 

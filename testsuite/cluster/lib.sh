@@ -27,12 +27,16 @@ it_begin() {
 # it_release_requeue_delay JOBID: start a requeued job now instead of after Slurm's 121 s delay.
 # Waits until the requeue's second is over first: slurmd revokes the last run's credential with
 # 1 s resolution, and a run started in that second is killed ("Job credential revoked"). StartTime
-# in the future would not do: nothing triggers a scheduling pass when it passes.
+# in the future would not do: nothing triggers a scheduling pass when it passes. A job that has
+# left PENDING meanwhile (idletime-ft-hook lifts the hold of a preempted run) needs nothing.
 it_release_requeue_delay() {
-	local t0
+	local t0 err
 	t0=$(date +%s)
 	while [ "$(date +%s)" -le $((t0 + 1)) ]; do sleep 0.2; done
-	scontrol update jobid="$1" StartTime=now
+	err=$(scontrol update jobid="$1" StartTime=now 2>&1) && return 0
+	[ "$(it_job_field "$1" JobState)" != PENDING ] && return 0
+	echo "$err" >&2
+	return 1
 }
 
 it_pass() {
