@@ -443,7 +443,9 @@ int run(const Options &o, slurmjob::Job &job) {
     // left COMPLETING, store its record now (the preemptor is named below, once the owner runs):
     // that update queues the pass. The run stays held by Slurm until resume_preempted.
     if (resumes && left_completing(o.job_id, o.wait_s)) store(o.job_id, p.new_state, o.wait_s);
-    name_preemptor(o.job_id, job, o.foreground ? 5 : 30, p);
+    // The owner starts once its slowest victim has left, at the latest GraceTime after the notice.
+    const int owner_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
+    name_preemptor(o.job_id, job, o.foreground ? 5 : std::max(30, owner_wait), p);
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:

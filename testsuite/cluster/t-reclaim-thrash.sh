@@ -5,7 +5,7 @@
 # save would. F is requeued at once while the owner still waits for a100-2, with a100-1's GPUs
 # free meanwhile. F must not start on the capacity its owner is about to use only to be preempted
 # again: idletime-ft-hook lifts Slurm's requeue hold only once it has named the preemptor, i.e.
-# once the owner runs (or after 30 s). Until the owner runs, F has started once (its first run)
+# once the owner runs (or after GraceTime + 10 s). Until the owner runs, F has started once (its first run)
 # and been preempted once. Once the owner ends, F runs again within 10 s (goal 2) and resumes
 # from its checkpoint. Measured: owner started 24.7 s after S's notice (S works 20 s), F ran
 # again 2.3 s after the owner's scancel.
