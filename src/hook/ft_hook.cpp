@@ -378,11 +378,6 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
     }
 }
 
-// slurmctld runs no scheduling pass when an EpilogSlurmctld ends, and this hook keeps every job
-// COMPLETING until it has detached: when the nodes reported their epilogs first, the GPUs a run
-// frees wait for the next periodic pass (measured 23 s; backfill every 30 s, main pass 60 s).
-// A run whose quota job took GPUs from idle-time jobs wakes them: once this job has left
-// COMPLETING, a begin time update (to now) of one pending victim it preempted queues a pass.
 // Polls (0.25 s) until slurmctld reports the job out of COMPLETING or gone; false after wait_s.
 bool left_completing(uint32_t id, int wait_s) {
     std::string err;
@@ -396,26 +391,39 @@ bool left_completing(uint32_t id, int wait_s) {
     }
 }
 
-void wake_victims(uint32_t id, int wait_s) {
+// slurmctld queues a scheduling pass when the nodes report their epilogs, but none when an
+// EpilogSlurmctld ends (22.05: prep_epilog_slurmctld_callback -> cleanup_completing), and this hook
+// keeps every job COMPLETING until it has detached. When the nodes answered first, the GPUs a run
+// frees waited for backfill's next pass: 8 back-to-back jobs of one quota started 20-30 s apart,
+// each by sched/backfill, and an owner's victims 23 s after it ended. So once this job has left
+// COMPLETING, an update that changes nothing of one eligible pending job queues the pass that
+// schedules every pending job (prefer a victim this job preempted: its GPUs are the ones freed).
+void wake_scheduler(uint32_t id, int wait_s) {
     std::string err;
     if (!left_completing(id, wait_s)) return;
     std::vector<slurmjob::Job> pending;
     if (!slurmjob::pending_jobs(pending, err)) {
-        logf("job %u: cannot list pending jobs (%s): its victims start at the next scheduling pass",
-             id, err.c_str());
+        logf("job %u: cannot list pending jobs (%s): they start at the next scheduling pass", id,
+             err.c_str());
         return;
     }
     const time_t now = time(nullptr);
+    const slurmjob::Job *pick = nullptr;
     for (const auto &v : pending) {
+        if (v.completing || v.eligible_time > now) continue;
         ft::JobState st;
-        if (v.completing || v.eligible_time > now || v.snap.admin_comment.empty() ||
-            !ft::state_parse(v.snap.admin_comment, st, err) || st.history.empty() ||
-            st.history.back().by != id)
-            continue;
-        if (slurmjob::set_begin_time(v.snap.job_id, now, err))
-            logf("job %u: ended; scheduling pass queued for its victim %u", id, v.snap.job_id);
-        return;  // one pass schedules every pending job
+        const bool victim = !v.snap.admin_comment.empty() &&
+                            ft::state_parse(v.snap.admin_comment, st, err) &&
+                            !st.history.empty() && st.history.back().by == id;
+        if (!pick || victim) pick = &v;
+        if (victim) break;
     }
+    if (!pick) return;
+    if (slurmjob::queue_pass(pick->snap.job_id, err))
+        logf("job %u: ended; scheduling pass queued (through pending job %u)", id, pick->snap.job_id);
+    else
+        logf("job %u: scheduling pass not queued (%s): pending jobs start at the next pass", id,
+             err.c_str());
 }
 
 int run(const Options &o, slurmjob::Job &job) {
@@ -559,8 +567,8 @@ int main(int argc, char **argv) {
         // Checkpoint directories of ended jobs (the job's owner as slurmctld reports it).
         retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
         const int rc = run(o, job);
-        // A run that ended for good freed its GPUs: its victims may start now.
-        if (!o.foreground && !job.snap.requeued) wake_victims(o.job_id, 60);
+        // A run that ended for good freed its resources: pending jobs may start now.
+        if (!o.foreground && !job.snap.requeued) wake_scheduler(o.job_id, 60);
         return rc;
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());

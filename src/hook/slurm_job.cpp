@@ -286,6 +286,13 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
     return update(d, err);
 }
 
+bool queue_pass(uint32_t pending_job_id, std::string &err) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);  // every field "no change"
+    d.job_id = pending_job_id;
+    return update(d, err);
+}
+
 bool cred_expire_s(int &out, std::string &err) {
     slurm_conf_t *conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) {

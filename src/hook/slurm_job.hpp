@@ -48,6 +48,9 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
                                   std::string &err);
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err);
 bool set_begin_time(uint32_t job_id, time_t t, std::string &err);
+// An update of a job that changes no field: slurmctld accepts it and queues a scheduling pass
+// (_slurm_rpc_update_job calls queue_job_scheduler after every successful update).
+bool queue_pass(uint32_t pending_job_id, std::string &err);
 // The credential lifetime slurmctld uses (AuthInfo cred_expire=, Slurm's default 120 s): Slurm
 // 22.05 holds a requeued job until requeue + this + 1 s (BeginTime). false with err if unknown.
 bool cred_expire_s(int &out, std::string &err);
