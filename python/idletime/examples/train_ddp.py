@@ -44,6 +44,9 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--step-sleep", type=float, default=0.0, help="seconds per step (tests)")
     p.add_argument("--keep-last", type=int, default=3)
+    p.add_argument("--async-save", action="store_true",
+                   help="periodic saves return after the copy to host memory (the final "
+                        "save on a notice stays synchronous and waits for them)")
     p.add_argument("--timeout", type=int, default=60, help="seconds a collective may wait")
     return p.parse_args()
 
@@ -171,9 +174,10 @@ def main():
             dist.destroy_process_group()
             return EXIT_PREEMPTED
         if step % a.ckpt_every == 0 and step < a.steps:
-            dc.save(step, ddp, opt, sched, epoch, batch)
+            dc.save(step, ddp, opt, sched, epoch, batch, asynchronous=a.async_save)
             saved = step
             say("saved %d" % step)
+    dc.wait()  # an in-flight asynchronous save: durable (or its error) before the end
     dc.close()
     if rank == 0:
         say("done %s" % write_params(ddp.module, a.out))
