@@ -106,8 +106,8 @@ class DdpResumeTest(unittest.TestCase):
         self.assertEqual(rcs, [75] * world, errs)
         stop = int([l.split()[2] for l in outs[1].splitlines() if " notice " in l][0])
         self.assertGreaterEqual(stop, 40)
-        self.assertTrue(os.path.isdir(os.path.join(d, "step-%d" % stop)), os.listdir(d))
-        self.assertTrue(os.path.isdir(os.path.join(d, "step-40")), os.listdir(d))
+        self.assertTrue(os.path.isdir(os.path.join(d, "step-%012d" % stop)), os.listdir(d))
+        self.assertTrue(os.path.isdir(os.path.join(d, "step-%012d" % 40)), os.listdir(d))
         rcs, outs, errs = finish(start_ranks(d, cut, 0, world, asy))
         self.assertEqual(rcs, [0] * world, errs)
         for r in range(world):
