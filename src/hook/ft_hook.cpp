@@ -398,6 +398,15 @@ bool left_completing(uint32_t id, int wait_s) {
 // each by sched/backfill, and an owner's victims 23 s after it ended. So once this job has left
 // COMPLETING, an update that changes nothing of one eligible pending job queues the pass that
 // schedules every pending job (prefer a victim this job preempted: its GPUs are the ones freed).
+// True while the job is still pending as the run this hook judged left it (same restart count):
+// a record stored now cannot overwrite that of a later run (a user may set StartTime=now).
+bool same_run_pending(uint32_t id, uint32_t restart_cnt) {
+    slurmjob::Job j;
+    std::string err;
+    slurmjob::clear_error();
+    return slurmjob::load(id, j, err) && j.pending && j.snap.restart_cnt == restart_cnt;
+}
+
 void wake_scheduler(uint32_t id, int wait_s) {
     std::string err;
     if (!left_completing(id, wait_s)) return;
@@ -451,9 +460,16 @@ int run(const Options &o, slurmjob::Job &job) {
     // left COMPLETING, store its record now (the preemptor is named below, once the owner runs):
     // that update queues the pass. The run stays held by Slurm until resume_preempted.
     if (resumes && left_completing(o.job_id, o.wait_s)) store(o.job_id, p.new_state, o.wait_s);
-    // The owner starts once its slowest victim has left, at the latest GraceTime after the notice.
-    const int owner_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
-    name_preemptor(o.job_id, job, o.foreground ? 5 : std::max(30, owner_wait), p);
+    // A victim stays held until its owner runs (no start-and-preempt loop): the owner starts at the
+    // latest GraceTime after the notice. Below Slurm's requeue hold (cred_expire + 1 s, 121 s by
+    // default), so that no later run has started meanwhile; 30 s when a requeue or cancel waits.
+    const int grace_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
+    name_preemptor(o.job_id, job, o.foreground ? 5 : resumes ? std::clamp(grace_wait, 30, 110) : 30, p);
+    if (resumes && !same_run_pending(o.job_id, job.snap.restart_cnt)) {
+        logf("job %u: run %u started (or ended) before its preemptor was named: the record stored "
+             "at its end stays", o.job_id, job.snap.restart_cnt);
+        return 0;
+    }
     bool ok = true;
     switch (p.op) {
     case ft::Op::Requeue:

@@ -22,12 +22,12 @@ const char *kProg = "idletime-exporter";
 const char *kUsage =
     "Usage: idletime-exporter [--config=PATH] [--listen=[HOST:]PORT] [--once]\n"
     "Serves idletime's quota, job and fault-tolerance metrics at http://HOST:PORT/metrics\n"
-    "(Prometheus text format 0.0.4; default --listen=" "*:9863).\n"
+    "(Prometheus text format 0.0.4; default --listen=" "127.0.0.1:9863).\n"
     "  --config=PATH   idletime config (default $IDLETIME_CONFIG, else /etc/idletime/idletime.json)\n"
     "  --listen=ADDR   PORT, HOST:PORT or [IPV6]:PORT to listen on (HOST * = every address)\n"
     "  --once          print one scrape on stdout and exit (exit 1 when slurmctld did not answer)\n"
     "See idletime-exporter(8) for every series.\n";
-constexpr const char *kDefaultListen = "*:9863";
+constexpr const char *kDefaultListen = "127.0.0.1:9863";  // no network exposure unless asked
 
 volatile int g_stop = 0;
 void on_signal(int) { g_stop = 1; }
