@@ -1,8 +1,6 @@
 #!/bin/sh
 # The README's test command: installs what is needed, builds, runs the unit tests (plain and with
 # AddressSanitizer/UBSan), installs, starts the local Slurm cluster and runs the cluster tests.
-# (The Debian packages are built and checked by scripts/build-debs.sh and scripts/test-debs.sh,
-# not yet by this script: that stage has not been timed against CI's 75 minutes.)
 # Usage (root, Debian 12): scripts/test-all.sh     Exit 0 only when everything passed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)

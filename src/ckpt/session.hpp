@@ -59,7 +59,7 @@ private:
     void wait_idle();
     void worker();
     void persist_now(uint64_t step, const std::vector<Item> &items,
-                     std::vector<std::string> *trash = nullptr, bool background = false);
+                     std::vector<std::string> *trash = nullptr);
 
     Store store_;
     Heartbeat hb_;
