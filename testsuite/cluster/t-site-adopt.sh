@@ -137,6 +137,10 @@ it_assert_eq quota-team-b "$(part "$plain_quota")" "plain sbatch of team-b (quot
 for id in "$old_held" "$plain_site" "$debug" "$gpu" "$plain_quota" "$only"; do
 	it_wait_state "$id" COMPLETED 90 || it_fail "job $id ($(part "$id")) did not complete: $(it_job_field "$id" JobState) $(it_job_field "$id" Reason)"
 done
+# slurmdbd records a job's end shortly after slurmctld: poll accounting for its partition.
+acct_part() { [ -n "$(sacct -n -X -P -j "$1" -o Partition | head -n1)" ]; }
+ic_poll 30 acct_part "$only" || it_fail "no accounting record of job $only"
+ic_poll 30 acct_part "$old_held" || it_fail "no accounting record of job $old_held"
 [[ $(sacct -n -X -P -j "$only" -o Partition | head -n1) == idle-a100-* ]] || it_fail "only job $only ran in $(sacct -n -X -P -j "$only" -o Partition)"
 it_assert_eq batch "$(sacct -n -X -P -j "$old_held" -o Partition | head -n1)" "partition of the held site job"
 it_info "site jobs $old_run $old_gpu kept running; batch/debug/gpu/quota-team-b/idle jobs completed"
