@@ -25,6 +25,7 @@
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
 #include "hook/waker.hpp"
+#include "hook/pass_gate.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
@@ -378,16 +379,19 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
     }
 }
 
-// Polls (0.25 s) until slurmctld reports the job out of COMPLETING or gone; false after wait_s.
+// Polls until slurmctld reports the job out of COMPLETING or gone (every 0.25 s for the first
+// 5 s, then every second: one job load each); false after wait_s.
 bool left_completing(uint32_t id, int wait_s) {
     std::string err;
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    const auto start = std::chrono::steady_clock::now();
+    const auto until = start + std::chrono::seconds(wait_s);
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
         if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
-        if (std::chrono::steady_clock::now() >= until) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(now - start < std::chrono::seconds(5) ? 250 : 1000));
     }
 }
 
@@ -407,9 +411,17 @@ bool same_run_pending(uint32_t id, uint32_t restart_cnt) {
     return slurmjob::load(id, j, err) && j.pending && j.snap.restart_cnt == restart_cnt;
 }
 
-void wake_scheduler(uint32_t id, int wait_s) {
+void wake_scheduler(uint32_t id, int wait_s, const std::string &wake_dir) {
     std::string err;
     if (!left_completing(id, wait_s)) return;
+    using namespace std::chrono;
+    const int64_t done_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+    hook::PassGate gate;
+    gate.stamp_path = wake_dir + ".pass";  // next to the spool: one gate for the cluster
+    const bool mine = hook::pass_gate_enter(gate, done_ms, err);
+    if (!err.empty()) logf("job %u: pass gate: %s (queueing the pass anyway)", id, err.c_str());
+    if (!mine) return;  // a pass started after this job left COMPLETING covers it
+    err.clear();
     std::vector<slurmjob::Job> pending;
     if (!slurmjob::pending_jobs(pending, err)) {
         logf("job %u: cannot list pending jobs (%s): they start at the next scheduling pass", id,
@@ -419,7 +431,7 @@ void wake_scheduler(uint32_t id, int wait_s) {
     const time_t now = time(nullptr);
     const slurmjob::Job *pick = nullptr;
     for (const auto &v : pending) {
-        if (v.completing || v.eligible_time > now) continue;
+        if (v.completing || v.eligible_time > now || v.array_meta) continue;  // R6: no array-wide update
         ft::JobState st;
         const bool victim = !v.snap.admin_comment.empty() &&
                             ft::state_parse(v.snap.admin_comment, st, err) &&
@@ -584,7 +596,7 @@ int main(int argc, char **argv) {
         retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
         const int rc = run(o, job);
         // A run that ended for good freed its resources: pending jobs may start now.
-        if (!o.foreground && !job.snap.requeued) wake_scheduler(o.job_id, 60);
+        if (!o.foreground && !job.snap.requeued) wake_scheduler(o.job_id, 60, wake_spool(o));
         return rc;
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());

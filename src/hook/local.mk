@@ -6,7 +6,8 @@ src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 
 sbin_PROGRAMS += src/hook/idletime-ft-hook
 src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
-	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp
+	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp \
+	src/hook/pass_gate.hpp src/hook/pass_gate.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"' \
@@ -34,3 +35,10 @@ TESTS += src/hook/test_resume
 src_hook_test_resume_SOURCES = src/hook/test_resume.cpp src/hook/resume.hpp src/hook/resume.cpp
 src_hook_test_resume_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_resume_LDADD = $(CHECK_LIBS)
+
+# The cluster-wide pass gate (security.md R1).
+check_PROGRAMS += src/hook/test_pass_gate
+TESTS += src/hook/test_pass_gate
+src_hook_test_pass_gate_SOURCES = src/hook/test_pass_gate.cpp src/hook/pass_gate.hpp src/hook/pass_gate.cpp
+src_hook_test_pass_gate_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+src_hook_test_pass_gate_LDADD = $(CHECK_LIBS)

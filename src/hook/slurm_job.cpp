@@ -71,6 +71,7 @@ void fill(const slurm_job_info_t &j, Job &out) {
     out.submit_time = j.submit_time;
     out.user_id = j.user_id;
     out.exc_nodes = j.exc_nodes ? j.exc_nodes : "";
+    out.array_meta = j.array_task_str && j.array_task_id == NO_VAL;
     ft::JobSnapshot &s = out.snap;
     s.job_id = j.job_id;
     s.restart_cnt = j.restart_cnt;

@@ -23,6 +23,7 @@ struct Job {
     uint32_t user_id = 0;
     std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
     std::string partition;    // the partition the run used (a started job's own one comes first)
+    bool array_meta = false;  // the pending record of a job array's unsplit tasks
 };
 
 // Loads the job; snap.nodes/required_nodes are filled (expanded), snap.failed_nodes is left

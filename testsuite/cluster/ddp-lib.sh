@@ -33,6 +33,19 @@ ddp_ranks_of() {
 	done
 }
 
+# ddp_diagnose JOBID OUT: where each live rank is stuck (PYTHONFAULTHANDLER in the job script:
+# SIGABRT prints every thread's Python stack into the job's output) and who holds its port.
+ddp_diagnose() {
+	local p
+	for p in $(ddp_ranks_of "$1"); do
+		echo "rank pid $p: state $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) wchan $(cat "/proc/$p/wchan" 2>/dev/null)" >&2
+		kill -ABRT "$p" 2>/dev/null
+	done
+	ss -tanp 2>/dev/null | grep -E ":6[1-4][0-9]{3}\b" | head -n 20 >&2
+	sleep 2
+	tail -n 60 "$2" | sed 's/^/    out| /' >&2
+}
+
 ddp_wait_no_ranks() {
 	local i
 	for ((i = 0; i < 150; i++)); do
@@ -52,7 +65,7 @@ ddp_preempt_test() {
 	out=$(rc_out "$name" "$id")
 	for ((n = 1; n <= ${DDP_PREEMPTIONS:-3}; n++)); do
 		it_wait_state "$id" RUNNING 60 || it_fail "run $n of $id did not start (Reason=$(it_job_field "$id" Reason))"
-		rc_wait_count "$out" '^\[0\] (fresh|resumed)' "$n" 120 || it_fail "run $n never started training"
+		rc_wait_count "$out" '^\[0\] (fresh|resumed)' "$n" 120 || { ddp_diagnose "$id" "$out"; it_fail "run $n never started training"; }
 		sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 1 + 4 * r / 32767 }')"
 		grep -q '^\[0\] done ' "$out" && it_fail "job finished before preemption $n (raise DDP_STEPS)"
 		owner=$(it_submit bob -J "$name-owner" --quota=team-b -w a100-1 --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "owner sbatch"

@@ -6,9 +6,13 @@
 # (one rank getting it is enough: the ranks agree); it waits for every rank and exits with the
 # highest status.
 # Env (set by rc_env): PYTHONPATH points at the installed idletime package.
+# MASTER_PORT default: 61000-64999, above the kernel's ephemeral range (32768-60999), so no
+# client socket of this busy host (Slurm RPCs) can hold it; per job and run, so the test
+# clusters that share this host rarely meet.
 n=${DDP_RANKS:-4}
 export MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} WORLD_SIZE=$n
-export MASTER_PORT=${MASTER_PORT:-$((40000 + (${SLURM_JOB_ID:-$$} * 7 + ${SLURM_RESTART_COUNT:-0}) % 20000))}
+export MASTER_PORT=${MASTER_PORT:-$((61000 + (${SLURM_JOB_ID:-$$} * 7 + ${SLURM_RESTART_COUNT:-0}) % 4000))}
+export PYTHONFAULTHANDLER=1 # a SIGABRT prints every thread's stack (test diagnostics)
 pids=()
 trap 'echo "batch shell: notice"; kill -USR1 "${pids[@]}" 2>/dev/null' USR1
 trap 'echo "batch shell: SIGTERM"' TERM

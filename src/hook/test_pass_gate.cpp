@@ -1,0 +1,129 @@
+// Check suite: the cluster-wide pass gate of idletime-ft-hook (security.md R1): one pass per
+// interval, every job end still covered by a pass started after it, concurrent hooks agree,
+// a symlinked or future stamp never suppresses a pass.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "hook/pass_gate.hpp"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace idletime::hook;
+
+namespace {
+
+std::string fresh_dir() {
+    char tmpl[] = "/tmp/idletime-passgate-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
+// A fake clock that a fake sleep advances.
+struct Clock {
+    int64_t t = 1'000'000;
+    int64_t slept = 0;
+    PassGate gate(const std::string &path) {
+        PassGate g;
+        g.stamp_path = path;
+        g.now_ms = [this] { return t; };
+        g.sleep_ms = [this](int64_t ms) { slept += ms, t += ms; };
+        return g;
+    }
+};
+
+START_TEST(coalesces_and_rate_limits) {
+    Clock c;
+    const PassGate g = c.gate(fresh_dir() + "/pass");
+    std::string err;
+    ck_assert(pass_gate_enter(g, c.t, err));  // no stamp yet: queue
+    ck_assert_str_eq(err.c_str(), "");
+    ck_assert_int_eq(c.slept, 0);
+    const int64_t first = c.t;
+    c.t += 200;
+    ck_assert(!pass_gate_enter(g, first - 50, err));  // ended before that pass started: covered
+    ck_assert(pass_gate_enter(g, first + 100, err));  // ended after it: a pass, 1 s after the last
+    ck_assert_int_eq(c.slept, 800);
+    ck_assert_int_eq(c.t, first + 1000);
+    c.t += 5000;  // long quiet: no wait
+    ck_assert(pass_gate_enter(g, c.t - 10, err));
+    ck_assert_int_eq(c.slept, 800);
+}
+END_TEST
+
+START_TEST(future_or_garbage_stamp_never_suppresses) {
+    Clock c;
+    const std::string path = fresh_dir() + "/pass";
+    const PassGate g = c.gate(path);
+    std::string err;
+    std::ofstream(path) << (c.t + 3600 * 1000) << "\n";
+    ck_assert(pass_gate_enter(g, c.t, err));
+    ck_assert_int_eq(c.slept, 0);
+    std::ofstream(path) << "garbage\n";
+    c.t += 2000;
+    ck_assert(pass_gate_enter(g, c.t, err));
+    ck_assert_int_eq(c.slept, 0);
+}
+END_TEST
+
+START_TEST(symlink_refused) {
+    Clock c;
+    const std::string dir = fresh_dir();
+    std::ofstream(dir + "/target") << "keep\n";
+    ck_assert_int_eq(symlink((dir + "/target").c_str(), (dir + "/pass").c_str()), 0);
+    std::string err;
+    ck_assert(pass_gate_enter(c.gate(dir + "/pass"), c.t, err));  // queue anyway
+    ck_assert_msg(!err.empty(), "no error for a symlinked stamp");
+    std::string got;
+    std::ifstream(dir + "/target") >> got;
+    ck_assert_str_eq(got.c_str(), "keep");
+}
+END_TEST
+
+// Eight hooks whose jobs all ended before any of them looks: exactly one queues the pass.
+START_TEST(concurrent_hooks_one_pass) {
+    PassGate g;
+    g.stamp_path = fresh_dir() + "/pass";
+    using namespace std::chrono;
+    const int64_t done = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+    pid_t kids[8];
+    for (auto &k : kids) {
+        k = fork();
+        ck_assert_int_ge(k, 0);
+        if (k == 0) {
+            std::string err;
+            _exit(pass_gate_enter(g, done, err) ? 1 : 0);
+        }
+    }
+    int queued = 0;
+    for (auto k : kids) {
+        int st = 0;
+        ck_assert_int_eq(waitpid(k, &st, 0), k);
+        ck_assert(WIFEXITED(st));
+        queued += WEXITSTATUS(st);
+    }
+    ck_assert_int_eq(queued, 1);
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+    Suite *s = suite_create("pass_gate");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, coalesces_and_rate_limits);
+    tcase_add_test(tc, future_or_garbage_stamp_never_suppresses);
+    tcase_add_test(tc, symlink_refused);
+    tcase_add_test(tc, concurrent_hooks_one_pass);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
