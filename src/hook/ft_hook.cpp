@@ -26,6 +26,7 @@
 #include "hook/slurm_job.hpp"
 #include "hook/waker.hpp"
 #include "hook/pass_gate.hpp"
+#include "hook/preemptor.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
@@ -309,20 +310,40 @@ std::string wake_spool(const Options &o) {
 
 // A preempted run: which quota reclaimed its resources, and the job that took them. The owner
 // starts once the victim has left its nodes, within seconds; look for up to wait_s.
-void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, ft::Plan &p) {
+// One look: the shared snapshot of recently started quota jobs (loaded by at most one hook per
+// 2 s for the whole cluster; see preemptor.hpp), then the pick for this victim.
+bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, const std::string &snapshot,
+                        slurmjob::StartedJob &who, std::string &err) {
+    std::string text;
+    const hook::ProduceFn load = [](std::string &t, std::string &e) {
+        std::vector<slurmjob::StartedJob> v;
+        if (!slurmjob::started_quota_jobs(time(nullptr) - 3600, v, e)) return false;
+        t = hook::started_jobs_encode(v);
+        return true;
+    };
+    std::vector<slurmjob::StartedJob> jobs;
+    if (!hook::snapshot_shared(snapshot, 2000, load, text, err)) return false;
+    if (!hook::started_jobs_decode(text, jobs)) {
+        err = snapshot + ": malformed";
+        return false;
+    }
+    return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, who);
+}
+
+void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std::string &snapshot,
+                    ft::Plan &p) {
     if (p.cause.verdict != ft::Verdict::Preempted || p.new_state.history.empty() ||
         job.snap.preempt_time <= 0)
         return;
-    slurmjob::Preemptor who;
+    slurmjob::StartedJob who;
     std::string err;
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
-    while (!slurmjob::find_preemptor(id, job.snap.nodes, job.snap.preempt_time, who, err)) {
+    while (!look_for_preemptor(id, job, snapshot, who, err)) {
         if (std::chrono::steady_clock::now() >= until) {
             logf("job %u: no job of a quota partition started on its nodes within %d s%s%s: "
                  "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
             return;
         }
-        // Every look loads the whole job table from slurmctld: at most one every 2 s per victim.
         std::this_thread::sleep_for(std::chrono::seconds(2));
     }
     ft::RunRecord &r = p.new_state.history.back();
@@ -476,7 +497,8 @@ int run(const Options &o, slurmjob::Job &job) {
     // latest GraceTime after the notice. Below Slurm's requeue hold (cred_expire + 1 s, 121 s by
     // default), so that no later run has started meanwhile; 30 s when a requeue or cancel waits.
     const int grace_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
-    name_preemptor(o.job_id, job, o.foreground ? 5 : resumes ? std::clamp(grace_wait, 30, 110) : 30, p);
+    name_preemptor(o.job_id, job, o.foreground ? 5 : resumes ? std::clamp(grace_wait, 30, 110) : 30,
+                   wake_spool(o) + ".started", p);
     if (resumes && !same_run_pending(o.job_id, job.snap.restart_cnt)) {
         logf("job %u: run %u started (or ended) before its preemptor was named: the record stored "
              "at its end stays", o.job_id, job.snap.restart_cnt);

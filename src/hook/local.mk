@@ -7,7 +7,7 @@ src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 sbin_PROGRAMS += src/hook/idletime-ft-hook
 src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
 	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp \
-	src/hook/pass_gate.hpp src/hook/pass_gate.cpp
+	src/hook/pass_gate.hpp src/hook/pass_gate.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"' \
@@ -42,3 +42,10 @@ TESTS += src/hook/test_pass_gate
 src_hook_test_pass_gate_SOURCES = src/hook/test_pass_gate.cpp src/hook/pass_gate.hpp src/hook/pass_gate.cpp
 src_hook_test_pass_gate_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_pass_gate_LDADD = $(CHECK_LIBS)
+
+# The preemptor's shared snapshot (security.md R2).
+check_PROGRAMS += src/hook/test_preemptor
+TESTS += src/hook/test_preemptor
+src_hook_test_preemptor_SOURCES = src/hook/test_preemptor.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp
+src_hook_test_preemptor_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
+src_hook_test_preemptor_LDADD = $(CHECK_LIBS)

@@ -326,42 +326,28 @@ bool cancel(uint32_t job_id, std::string &err) {
     return true;
 }
 
-namespace {
-
-bool shares_node(const char *hosts, const std::vector<std::string> &nodes) {
-    for (const auto &h : expand(hosts))
-        for (const auto &n : nodes)
-            if (h == n) return true;
-    return false;
-}
-
-}  // namespace
-
-bool find_preemptor(uint32_t victim, const std::vector<std::string> &nodes, int64_t preempt_time,
-                    Preemptor &out, std::string &err) {
+bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err) {
     err.clear();
+    out.clear();
     job_info_msg_t *msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
         err = slurm_err();
         return false;
     }
     static constexpr std::string_view kQuota = "quota-";
-    int64_t best = 0;
     for (uint32_t i = 0; msg && i < msg->record_count; i++) {
         const slurm_job_info_t &j = msg->job_array[i];
-        const uint32_t base = j.job_state & JOB_STATE_BASE;
-        if (j.job_id == victim || base == JOB_PENDING || !j.partition || j.start_time <= 0) continue;
+        // Started (running or already ended) at or after since.
+        if ((j.job_state & JOB_STATE_BASE) == JOB_PENDING || !j.partition || j.start_time <= 0 ||
+            j.start_time < since)
+            continue;
         std::string_view part(j.partition);
         part = part.substr(0, part.find(','));  // a started job's own partition comes first
-        // preempt_time has one-second resolution; the preemptor starts after it.
-        if (part.rfind(kQuota, 0) != 0 || j.start_time + 1 < preempt_time) continue;
-        if (!shares_node(j.nodes, nodes) || (best && j.start_time >= best)) continue;
-        best = j.start_time;
-        out.job_id = j.job_id;
-        out.quota = std::string(part.substr(kQuota.size()));
+        if (part.rfind(kQuota, 0) != 0) continue;
+        out.push_back({j.job_id, int64_t(j.start_time), std::string(part.substr(kQuota.size())), expand(j.nodes)});
     }
     slurm_free_job_info_msg(msg);
-    return best != 0;
+    return true;
 }
 
 }  // namespace idletime::slurmjob

@@ -58,15 +58,16 @@ bool cred_expire_s(int &out, std::string &err);
 bool requeue(uint32_t job_id, std::string &err);
 // Every pending job (one slurm_load_jobs); fields as load() fills them.
 bool pending_jobs(std::vector<Job> &out, std::string &err);
-// The job that took a preempted run's resources: of the jobs now in a quota partition
-// ("quota-<q>"), the first that started at or after preempt_time on one of the run's nodes.
-// False with err "" when none has started yet.
-struct Preemptor {
+// A started (running or ended) job of a quota partition ("quota-<q>"): what a preempted run's hook needs to name
+// the job that took its resources (hook/preemptor.hpp picks it).
+struct StartedJob {
     uint32_t job_id = 0;
-    std::string quota;
+    int64_t start_time = 0;
+    std::string quota;               // the partition name without "quota-"
+    std::vector<std::string> nodes;  // expanded
 };
-bool find_preemptor(uint32_t victim, const std::vector<std::string> &nodes, int64_t preempt_time,
-                    Preemptor &out, std::string &err);
+// Every quota-partition job that started at or after since (one slurm_load_jobs).
+bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err);
 bool cancel(uint32_t job_id, std::string &err);
 
 }  // namespace idletime::slurmjob

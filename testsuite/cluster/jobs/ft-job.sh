@@ -9,7 +9,8 @@
 #                         <step id>", sleeps, exits 0
 #   plan ACTION...        run r does ACTION number r (the last one for later runs):
 #                         exit:N (exits N), wait (traps the preemption notice USR1, waits until
-#                         SIGTERM, exits 143), ok (exits 0)
+#                         SIGTERM, exits 143), ok (exits 0), release:MB (bench/reclaim's
+#                         notice_probe.py: on the notice saves MB MiB and calls release())
 set -u
 mode=$1
 shift
@@ -40,6 +41,7 @@ plan)
 	case $act in
 	exit:*) exit "${act#exit:}" ;;
 	ok) exit 0 ;;
+	release:*) exec /usr/bin/python3 "${RC_JOBS:?}/notice_probe.py" --on-notice release --save-mb "${act#release:}" ;;
 	wait)
 		trap 'echo "notice $(date +%s)"' USR1
 		trap 'echo "term $(date +%s)"; exit 143' TERM
