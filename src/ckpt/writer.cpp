@@ -63,6 +63,16 @@ int try_lock(int fd)
 
 bool held_elsewhere(int err) { return err == EAGAIN || err == EACCES; }
 
+// Whether another open file description holds a lock on fd, without taking one: a cleaner that
+// took a writer's pre-lock even for a moment made that writer fail ("held by another process").
+bool locked_elsewhere(int fd)
+{
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    return ::fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
 // Liveness from the name alone (file systems without byte-range locks).
 Owner by_process(const std::string &temp, std::string *why)
 {
@@ -158,7 +168,8 @@ Owner temp_owner(int dirfd, const std::string &temp, Fd *held, std::string *why)
 
 namespace {
 
-// An abandoned ".lk.*" (writer died between create and rename): old and lockable.
+// An abandoned ".lk.*" (writer died between create and rename): old and not locked. Only asks
+// whether it is locked: the writer locks it right after creating it.
 void clean_pre_lock(int dirfd, const std::string &dir, const std::string &n,
                     const std::function<void(const std::string &)> &log)
 {
@@ -166,7 +177,7 @@ void clean_pre_lock(int dirfd, const std::string &dir, const std::string &n,
     if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return;
     Fd fd(::openat(dirfd, n.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd || held_elsewhere(try_lock(fd.get())))
+    if (!fd || locked_elsewhere(fd.get()))
         return;
     // Unlocked: its writer is between create and lock, or gone. Gone if it ran on this host
     // and has exited, or (another host) after an hour.

@@ -208,6 +208,20 @@ START_TEST(lock_decides_for_any_host)
 }
 END_TEST
 
+// This process's start time in clock ticks (field 22 of /proc/self/stat), as writer tags hold it.
+std::string self_start_ticks()
+{
+    std::string stat = read_file("/proc/self/stat");
+    std::string rest = stat.substr(stat.rfind(')') + 2);
+    std::string start;
+    for (int f = 3; f <= 22; f++) {
+        size_t sp = rest.find(' ');
+        start = rest.substr(0, sp);
+        rest = rest.substr(sp + 1);
+    }
+    return start;
+}
+
 START_TEST(pre_lock_of_dead_local_writer_removed)
 {
     mkdir(dir.c_str(), 0700);
@@ -220,14 +234,7 @@ START_TEST(pre_lock_of_dead_local_writer_removed)
     waitpid(pid, nullptr, 0);
     std::string dead = ".lk.tmp-step-000000000003@" + std::string(host) + "@" +
                        std::to_string(pid) + "@1@0";
-    std::string stat = read_file("/proc/self/stat");
-    std::string rest = stat.substr(stat.rfind(')') + 2);
-    std::string start;
-    for (int f = 3; f <= 22; f++) {
-        size_t sp = rest.find(' ');
-        start = rest.substr(0, sp);
-        rest = rest.substr(sp + 1);
-    }
+    const std::string start = self_start_ticks();
     std::string live = ".lk.tmp-step-000000000004@" + std::string(host) + "@" +
                        std::to_string(getpid()) + "@" + start + "@0";
     write_file(dir + "/" + dead, "");
@@ -235,6 +242,43 @@ START_TEST(pre_lock_of_dead_local_writer_removed)
     reopen_once(nullptr);
     ck_assert(!exists(dir + "/" + dead));
     ck_assert(exists(dir + "/" + live));  // between create and lock: keep
+}
+END_TEST
+
+// Regression: a reopen that took a writer's fresh pre-lock for a moment (to see whether it was
+// held) made that writer's save fail with "writer lock ... is held by another process". A child
+// reopens in a loop while this process creates and locks pre-locks the way WriterLock does.
+START_TEST(reopen_never_takes_a_writers_pre_lock)
+{
+    mkdir(dir.c_str(), 0700);
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    const std::string start = self_start_ticks();
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (;;)
+            reopen_once(nullptr);
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    int tries = 0, refused = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        const std::string pre = dir + "/.lk.tmp-step-000000000009@" + host + "@" +
+                                std::to_string(getpid()) + "@" + start + "@" +
+                                std::to_string(tries++);
+        int fd = open(pre.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        struct flock fl {};
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        refused += fcntl(fd, F_OFD_SETLK, &fl) != 0;
+        unlink(pre.c_str());
+        close(fd);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    ck_assert_msg(refused == 0, "%d of %d pre-locks were held by the reopening process", refused,
+                  tries);
+    fprintf(stderr, "idletime/ckpt test: %d pre-locks while reopening, none refused\n", tries);
 }
 END_TEST
 
@@ -251,6 +295,7 @@ int main()
     tcase_add_test(t, killed_writer_temp_removed);
     tcase_add_test(t, lock_decides_for_any_host);
     tcase_add_test(t, pre_lock_of_dead_local_writer_removed);
+    tcase_add_test(t, reopen_never_takes_a_writers_pre_lock);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
