@@ -11,7 +11,7 @@
 
 #include "hook/pass_gate.hpp"
 
-#include <check.h>  // last: it defines a fail() macro
+#include "testsuite/unit/check_main.hpp"  // last: check.h defines a fail() macro
 
 using namespace idletime::hook;
 
@@ -113,7 +113,7 @@ END_TEST
 
 }  // namespace
 
-int main() {
+Suite *make_suite() {
     Suite *s = suite_create("pass_gate");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, coalesces_and_rate_limits);
@@ -121,9 +121,7 @@ int main() {
     tcase_add_test(tc, symlink_refused);
     tcase_add_test(tc, concurrent_hooks_one_pass);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+IDLETIME_CHECK_MAIN

@@ -12,7 +12,7 @@
 
 #include "hook/preemptor.hpp"
 
-#include <check.h>  // last: it defines a fail() macro
+#include "testsuite/unit/check_main.hpp"  // last: check.h defines a fail() macro
 
 using namespace idletime;
 using slurmjob::StartedJob;
@@ -137,7 +137,7 @@ END_TEST
 
 }  // namespace
 
-int main() {
+Suite *make_suite() {
     Suite *s = suite_create("preemptor");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, picks_first_start_after_notice_on_shared_node);
@@ -146,9 +146,7 @@ int main() {
     tcase_add_test(tc, symlinked_snapshot_not_followed);
     tcase_add_test(tc, concurrent_hooks_load_once);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+IDLETIME_CHECK_MAIN
