@@ -118,5 +118,25 @@ class DdpResumeTest(unittest.TestCase):
         self.assertTrue(a == b, "final parameters differ after async-saved DDP training")
 
 
+class WriteParamsTest(unittest.TestCase):
+    def test_final_params_fsynced_before_exit(self):
+        # The final params file is written just before the barrier and os._exit: the file and
+        # its rename must be fsync'd there (before, neither was).
+        import importlib.util
+        from unittest import mock
+        import torch
+        spec = importlib.util.spec_from_file_location("train_ddp", TRAIN)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        base = tempfile.mkdtemp(prefix="idletime-ckpt-params.")
+        self.addCleanup(shutil.rmtree, base, True)
+        synced = []
+        real = os.fsync
+        with mock.patch.object(mod.os, "fsync", side_effect=lambda fd: (synced.append(
+                os.readlink("/proc/self/fd/%d" % fd)), real(fd))[1]):
+            mod.write_params(torch.nn.Linear(2, 2), os.path.join(base, "p"))
+        self.assertEqual(synced, [os.path.join(base, "p.tmp"), base])
+
+
 if __name__ == "__main__":
     unittest.main()

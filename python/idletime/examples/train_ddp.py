@@ -84,7 +84,14 @@ def write_params(model, path):
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(raw)
+        f.flush()
+        os.fsync(f.fileno())  # durable before the barrier and os._exit
     os.replace(tmp, path)
+    d = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(d)  # the rename too
+    finally:
+        os.close(d)
     return hashlib.sha256(raw).hexdigest()
 
 
