@@ -8,6 +8,13 @@ lib=$(pwd)/src/ckpt/.libs/libidletime-ckpt.so
 [ -f "$lib" ] || { echo "idletime/ckpt: $lib not built" >&2; exit 99; }
 PY=${PYTHON3:-/usr/bin/python3}
 export IDLETIME_CKPT_LIB="$lib" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}"
+# A sanitized build (--enable-sanitizers) needs the sanitizer runtimes loaded first in python3,
+# else dlopen fails ("ASan runtime does not come first") and the tests would not run it.
+san=$(ldd "$lib" | awk '/lib(asan|ubsan)\.so/ { print $3 }' | tr '\n' ' ')
+[ -z "$san" ] || export LD_PRELOAD="$san${LD_PRELOAD:+ $LD_PRELOAD}" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# The library just built must load: a failure here is a hard error (99), never a skip.
+"$PY" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$lib" ||
+  { echo "idletime/ckpt: python3 cannot load $lib" >&2; exit 99; }
 "$PY" "$src/testsuite/ckpt/test_binding.py" -v
 "$PY" "$src/testsuite/ckpt/test_torch_resume.py" -v
 "$PY" "$src/testsuite/ckpt/test_ddp_resume.py" -v
