@@ -7,6 +7,9 @@ Usage: bench/ckpt/multirank.py [--ranks 4] [--mib 128] [--rounds 3] [--dir /var/
 Needs Debian's python3-torch and the library (IDLETIME_CKPT_LIB, PYTHONPATH=python/).
 A save's stall is the slowest rank's time in commit() (every rank's state is durable and the
 step published when it returns); throughput = total bytes / stall. No munge (no job id).
+Async group save (same state, same run): the caller's blocking time in save(asynchronous=True)
+(copy to host memory; the previous save already waited for), and the time until wait() returns
+(shard durable, step sealed by rank 0 through the file coordinator); slowest rank per round.
 """
 import argparse
 import json
@@ -70,8 +73,17 @@ def rank_main(a):
         dist.barrier()  # each rank torch.saves its own shard in parallel (what DDP users do)
         name = os.path.join(a.dir, "tsave-%d-%%d.pt" % rank)
         tsave_s.append(torch_save_fsync(shard, name % r, name % (r - 1)))
+    block_s, durable_s = [], []
+    for r in range(a.rounds + 1):
+        dist.barrier()
+        t0 = time.perf_counter()
+        ck.save(a.rounds + 2 + r, {"shard": buf}, asynchronous=True)
+        block_s.append(time.perf_counter() - t0)
+        ck.wait()
+        durable_s.append(time.perf_counter() - t0)
     ck.close()
-    print(json.dumps({"rank": rank, "group_s": group_s[1:], "tsave_s": tsave_s[1:]}), flush=True)
+    print(json.dumps({"rank": rank, "group_s": group_s[1:], "tsave_s": tsave_s[1:],
+                      "block_s": block_s[1:], "durable_s": durable_s[1:]}), flush=True)
     dist.destroy_process_group()
 
 
@@ -107,9 +119,9 @@ def launch(a):
             sys.exit("idletime/ckpt-bench: a rank failed (exit %d)" % p.returncode)
         res.append(json.loads(out.strip().splitlines()[-1]))
     # per round, the slowest rank decides the stall
-    group = statistics.median(max(r["group_s"][i] for r in res) for i in range(a.rounds))
-    tsave = statistics.median(max(r["tsave_s"][i] for r in res) for i in range(a.rounds))
-    return group, tsave
+    def slowest(key):
+        return statistics.median(max(r[key][i] for r in res) for i in range(a.rounds))
+    return slowest("group_s"), slowest("tsave_s"), slowest("block_s"), slowest("durable_s")
 
 
 def main():
@@ -127,7 +139,7 @@ def main():
     work = tempfile.mkdtemp(prefix="idletime-mr-bench.", dir=a.dir)
     try:
         a.dir = work
-        group, group_tsave = launch(a)
+        group, group_tsave, block, durable = launch(a)
         one, one_tsave = single(a)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -137,6 +149,12 @@ def main():
     print("single_save_s %.3f (%.1f MB/s)  one process, same bytes" % (one, mb / one))
     print("torch_save_per_rank_s %.3f  every rank torch.save + fsync of its shard" % group_tsave)
     print("torch_save_single_s %.3f  one process torch.save + fsync of the whole state" % one_tsave)
+    print("async_group_block_s %.4f  slowest rank in save(asynchronous=True): copy to host"
+          % block)
+    print("async_group_durable_s %.3f  until wait() returns: every shard durable, step sealed"
+          % durable)
+    print("async_vs_sync_group_block %.3fx (caller blocking time, lower is better)"
+          % (block / group))
     print("group_vs_single_stall %.2fx (lower is better)" % (group / one))
     print("group_vs_torch_save_per_rank %.2fx" % (group / group_tsave))
     print("group_vs_torch_save_single %.2fx" % (group / one_tsave))

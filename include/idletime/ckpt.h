@@ -222,8 +222,20 @@ int idletime_ckpt_release(idletime_ckpt_t *h);
  * reports the result to every rank. A rank killed at any moment leaves the previous step as
  * latest(); the other ranks get an error (or -ETIMEDOUT) from commit(). Files added with add()
  * are this rank's shard (stored as "rank-<r>.<name>"); add_replicated() files are written by
- * rank 0 only (stored as <name>) and can be read on any world size. commit_async() returns
- * -EOPNOTSUPP in a group. */
+ * rank 0 only (stored as <name>) and can be read on any world size.
+ * commit_async() in a group (every rank, same step, like commit()): on the caller's thread it
+ * waits for this rank's previous in-flight save (returning its error, once), checks with one
+ * collective that every rank saves the same step (-EPROTO if not), copies the buffers into
+ * library memory and returns. The background thread of each rank then writes and fsyncs its
+ * shard, and the two agreements of the commit protocol go through a second built-in file
+ * coordinator ("<run_id>.bg", or "bg-<nonce agreed by the caller's allreduce>" when
+ * allreduce_max is given: files in <dir>/.group/): the caller's allreduce_max is NEVER called
+ * from the background thread, so it may be an MPI or torch collective bound to the caller's
+ * thread. The caller may call agree() and other collectives while a save is in flight. wait()
+ * (and commit(), commit_async(), release(), close()) wait for it; its failure (a rank died:
+ * -ETIMEDOUT after timeout_s; another rank's write failed: -EIO) is returned once by the next
+ * call, and nothing of that step is published unless rank 0 had already renamed it complete.
+ * A rank killed at any moment leaves the previous complete step as latest(). */
 typedef int (*idletime_ckpt_allreduce_fn)(void *arg, uint64_t *values, size_t n);
 
 typedef struct idletime_ckpt_group {

@@ -63,8 +63,14 @@ class DistributedCheckpointer:
         return self.ckpt.agree(step)
 
     def save(self, step, model, optimizer=None, scheduler=None, epoch=0, batch=0, extra=None,
-             sharded=False):
-        """Collective: one checkpoint of step from every rank; durable on return."""
+             sharded=False, asynchronous=False):
+        """Collective: one checkpoint of step from every rank; durable on return.
+
+        asynchronous: return once the state is copied to host memory; each rank writes and
+        fsyncs its shard in the background and rank 0 seals the step once every shard is
+        durable (their agreement goes through files in the checkpoint directory, never through
+        torch.distributed off the main thread). A later save, wait() or release() waits for it
+        first and raises its error."""
         net = model.module if hasattr(model, "module") else model
         shared = {"model": net.state_dict()}
         if optimizer is not None:
@@ -80,7 +86,11 @@ class DistributedCheckpointer:
                 skeleton, tensors = torch_state.encode(obj)
                 self.ckpt.add(name + ".json", skeleton, replicated=replicated)
                 self.ckpt.add(name + ".pt", tensors, replicated=replicated)
-        self.ckpt.commit()
+        self.ckpt.commit(asynchronous)
+
+    def wait(self):
+        """Waits for this rank's in-flight asynchronous save; raises its error (once)."""
+        self.ckpt.wait()
 
     def _load(self, step, name):
         return torch_state.decode(self.ckpt.read(step, name + ".json"),

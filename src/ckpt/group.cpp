@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <ctime>
 
 #include <dirent.h>
@@ -95,7 +96,8 @@ std::string default_run_id()
 
 // ---- FileCoordinator ----
 
-FileCoordinator::FileCoordinator(int ckpt_dirfd, const std::string &dir, const GroupConfig &cfg)
+FileCoordinator::FileCoordinator(int ckpt_dirfd, const std::string &dir, const GroupConfig &cfg,
+                                 bool clean)
     : dir_(dir + "/" + kCoordDir), rank_(cfg.rank), world_(cfg.world), run_(cfg.run_id),
       timeout_s_(cfg.timeout_s ? cfg.timeout_s : 120)
 {
@@ -113,7 +115,8 @@ FileCoordinator::FileCoordinator(int ckpt_dirfd, const std::string &dir, const G
         throw_errno("stat " + dir_);
     if (st.st_uid != ::geteuid() || (st.st_mode & 022))
         throw Error(-EPERM, dir_ + " is not owned by us or is group/world writable; refusing it");
-    remove_foreign_runs();
+    if (clean)
+        remove_foreign_runs();
 }
 
 std::string FileCoordinator::file(uint64_t gen, unsigned rank) const
@@ -220,12 +223,14 @@ Group::Group(Store &store, GroupConfig cfg) : store_(store), cfg_(std::move(cfg)
 
 std::string Group::shard_prefix(unsigned rank) { return "rank-" + std::to_string(rank) + "."; }
 
-void Group::allreduce_max(uint64_t *values, size_t n)
+void Group::collective(uint64_t *values, size_t n, bool background)
 {
     if (cfg_.world == 1)
         return;
     std::string err;
-    int rc = files_ ? files_->allreduce_max(values, n, &err) : cfg_.allreduce(values, n);
+    int rc = background ? bg_->allreduce_max(values, n, &err)
+             : files_ ? files_->allreduce_max(values, n, &err)
+                      : cfg_.allreduce(values, n);
     if (rc != 0)
         throw Error(rc < 0 ? rc : -EIO,
                     err.empty() ? "group collective (the caller's allreduce) failed: " +
@@ -342,8 +347,32 @@ void Group::gather(Staged &s0, uint64_t step)
     s0.m.world_size = cfg_.world;
 }
 
-void Group::commit(uint64_t step, const std::vector<Item> &items, std::vector<std::string> *trash)
+void Group::prepare_background(uint64_t step)
 {
+    uint64_t nonce = 0;
+    if (!bg_ && !files_) {
+        std::random_device rd;
+        nonce = (uint64_t(rd()) << 32 | rd()) >> 1;
+    }
+    uint64_t v[3] = {nonce, step, UINT64_MAX - step};
+    allreduce_max(v, 3);
+    if (v[1] != step || UINT64_MAX - v[2] != step)
+        throw Error(-EPROTO, "commit_async(): ranks save different steps (" +
+                                 std::to_string(UINT64_MAX - v[2]) + " to " +
+                                 std::to_string(v[1]) + "); nothing saved");
+    if (bg_ || cfg_.world == 1)
+        return;
+    GroupConfig c = cfg_;
+    c.run_id = files_ ? cfg_.run_id + ".bg" : "bg-" + std::to_string(v[0]);
+    bg_ = std::make_unique<FileCoordinator>(store_.dirfd(), store_.dir(), c, !files_);
+}
+
+void Group::commit(uint64_t step, const std::vector<Item> &items, std::vector<std::string> *trash,
+                   bool background)
+{
+    if (background && !bg_ && cfg_.world > 1)
+        throw Error(-EINVAL, "background group commit without prepare_background()");
+
     // Phase 1: every rank writes and fsyncs its shard in its own locked temporary.
     Staged s;
     std::optional<Error> err;
@@ -355,7 +384,7 @@ void Group::commit(uint64_t step, const std::vector<Item> &items, std::vector<st
     }
     uint64_t v[3] = {err ? 1u : 0u, step, UINT64_MAX - step};
     try {
-        allreduce_max(v, 3);
+        collective(v, 3, background);
     } catch (...) {
         store_.discard(s);
         throw;
@@ -380,7 +409,7 @@ void Group::commit(uint64_t step, const std::vector<Item> &items, std::vector<st
     }
     uint64_t failed = err ? 1 : 0;
     try {
-        allreduce_max(&failed, 1);
+        collective(&failed, 1, background);
     } catch (const Error &e) {
         store_.discard(s);
         throw Error(e.code(), std::string(e.what()) + " (after every shard of step " +

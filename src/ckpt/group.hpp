@@ -32,7 +32,10 @@ struct GroupConfig {
 // sees (it must be one anyway: every rank writes its shard there).
 class FileCoordinator {
 public:
-    FileCoordinator(int ckpt_dirfd, const std::string &dir, const GroupConfig &cfg);
+    // clean: remove this rank's files of other runs (false for the background coordinator of
+    // a group whose main coordinator is also a FileCoordinator: its live files end alike).
+    FileCoordinator(int ckpt_dirfd, const std::string &dir, const GroupConfig &cfg,
+                    bool clean = true);
     int allreduce_max(uint64_t *values, size_t n, std::string *err);
 
 private:
@@ -56,15 +59,23 @@ public:
     unsigned world() const { return cfg_.world; }
 
     // Throws Error on a failed or timed-out collective.
-    void allreduce_max(uint64_t *values, size_t n);
+    void allreduce_max(uint64_t *values, size_t n) { collective(values, n, false); }
+    // background: through the persist thread's file coordinator (prepare_background).
+    void collective(uint64_t *values, size_t n, bool background);
     // true on every rank when any rank saw the notice; all ranks must pass the same step.
     bool agree_stop(uint64_t step, bool local_notice);
     // The same newest step on every rank (nullopt everywhere when none), else Error(-EPROTO).
     void agree_latest(const std::optional<uint64_t> &mine);
     // Collective commit of step: every rank writes its items (names already rank-prefixed),
     // rank 0 publishes once every shard is durable. Throws on any rank's failure, on every rank.
+    // background: called from the persist thread of commit_async(); its collectives then use
+    // the background coordinator (prepare_background), never the caller's allreduce.
     void commit(uint64_t step, const std::vector<Item> &items,
-                std::vector<std::string> *trash);
+                std::vector<std::string> *trash, bool background = false);
+    // Main thread, collective, before each commit_async(): checks that every rank saves step
+    // and creates (once) the background file coordinator, run id "<run>.bg" (built-in) or
+    // "bg-<nonce agreed through the caller's allreduce>".
+    void prepare_background(uint64_t step);
 
     // "rank-<r>." prefix of a rank's sharded file names.
     static std::string shard_prefix(unsigned rank);
@@ -78,6 +89,7 @@ private:
     Store &store_;
     GroupConfig cfg_;
     std::unique_ptr<FileCoordinator> files_;
+    std::unique_ptr<FileCoordinator> bg_;  // the persist thread's coordinator
 };
 
 // Default rank and world size from the environment: RANK/WORLD_SIZE (torchrun's), else

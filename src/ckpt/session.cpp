@@ -151,13 +151,13 @@ void Session::add(const std::string &name, const void *data, size_t size, bool r
 }
 
 void Session::persist_now(uint64_t step, const std::vector<Item> &items,
-                          std::vector<std::string> *trash)
+                          std::vector<std::string> *trash, bool background)
 {
     const int64_t taken_at = ::time(nullptr);  // the items hold the state of this moment
     hb_.set_saving(true);
     try {
         if (group_)
-            group_->commit(step, items, trash);
+            group_->commit(step, items, trash, background);
         else
             store_.persist(step, items, trash);
     } catch (...) {
@@ -197,11 +197,10 @@ void Session::commit_async()
     take_pending();
     if (!open_step_)
         throw Error(-EINVAL, "commit_async() without begin()");
-    if (group_)
-        throw Error(-EOPNOTSUPP, "commit_async(): not available in a group (join()); use commit(), "
-                                 "which every rank calls together");
     wait_idle();
     take_pending();
+    if (group_)  // main thread: the same step everywhere; the persist thread's coordinator
+        group_->prepare_background(*open_step_);
     size_t total = 0;
     for (const auto &it : items_)
         total += it.size;
@@ -247,7 +246,7 @@ void Session::worker()
         std::optional<Error> err;
         std::vector<std::string> trash;
         try {
-            persist_now(step, job_items_, &trash);
+            persist_now(step, job_items_, &trash, true);
         } catch (const Error &e) {
             err = Error(e.code(), "background save of step " + std::to_string(step) +
                                       " failed: " + e.what());

@@ -59,7 +59,7 @@ private:
     void wait_idle();
     void worker();
     void persist_now(uint64_t step, const std::vector<Item> &items,
-                     std::vector<std::string> *trash = nullptr);
+                     std::vector<std::string> *trash = nullptr, bool background = false);
 
     Store store_;
     Heartbeat hb_;

@@ -220,11 +220,16 @@ void clean_temporaries(int dirfd, const std::string &dir, const std::vector<std:
             log("kept partial checkpoint " + dir + "/" + t + ": " + why);
         if (o != Owner::Gone)
             continue;  // a live writer's save: not ours to touch
+        struct stat st;
+        const bool lone = ::fstatat(dirfd, t.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
         try {
             remove_tree(dirfd, t);
             if (::unlinkat(dirfd, (t + ".lock").c_str(), 0) != 0 && errno != ENOENT)
                 throw_errno("remove " + t + ".lock");
-            log("removed stale partial checkpoint " + dir + "/" + t + ": " + why);
+            // A lock without its temporary: the writer died before creating it, or after
+            // removing it. Said as such: no partial checkpoint was there.
+            log(lone ? "removed lone writer lock " + dir + "/" + t + ".lock: " + why
+                     : "removed stale partial checkpoint " + dir + "/" + t + ": " + why);
         } catch (const Error &e) {
             log(std::string("cannot remove stale ") + t + ": " + e.what());
         }

@@ -52,7 +52,8 @@ class BindingTest(unittest.TestCase):
             self.assertEqual(c.read(2, "big"), b"x" * 100000)
             self.assertEqual(c.read(1, "a"), b"hello")
             self.assertTrue(os.path.isfile(c.path(1, "b")))
-            self.assertIn('"munge":"MUNGE:', open(os.path.join(path, "MANIFEST.json")).read())
+            with open(os.path.join(path, "MANIFEST.json"), encoding="utf-8") as f:
+                self.assertIn('"munge":"MUNGE:', f.read())
         self.assertEqual(self.log, [])
 
     def test_corruption_falls_back(self):

@@ -25,7 +25,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_ranks(ckpt_dir, out, sleep, world=WORLD):
+def start_ranks(ckpt_dir, out, sleep, world=WORLD, extra=()):
     port = str(free_port())
     procs = []
     for r in range(world):
@@ -36,7 +36,7 @@ def start_ranks(ckpt_dir, out, sleep, world=WORLD):
         env.update(RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         cmd = [sys.executable, TRAIN, "--steps", str(STEPS), "--ckpt-every", "40", "--out", out,
-               "--ckpt-dir", ckpt_dir, "--step-sleep", str(sleep), "--timeout", "30"]
+               "--ckpt-dir", ckpt_dir, "--step-sleep", str(sleep), "--timeout", "30"] + list(extra)
         procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True, env=env))
     return procs
@@ -87,6 +87,55 @@ class DdpResumeTest(unittest.TestCase):
             a, b = f1.read(), f2.read()
         self.assertGreater(len(a), 4000)
         self.assertTrue(a == b, "final parameters differ after interrupted DDP training")
+
+    def test_async_saves_three_ranks_bitwise_equal_to_sync(self):
+        """--async-save on 3 gloo ranks: periodic saves in the background (file-coordinated
+        commit), a notice on rank 2 after the async save of step 40 started, resume with async
+        saves: final parameters bitwise equal to an uninterrupted run with synchronous saves."""
+        world, asy = 3, ["--async-save"]
+        full, cut = os.path.join(self.base, "full3"), os.path.join(self.base, "cut3")
+        rcs, outs, errs = finish(start_ranks(os.path.join(self.base, "s"), full, 0, world))
+        self.assertEqual(rcs, [0] * world, errs)
+        d = os.path.join(self.base, "as")
+        procs = start_ranks(d, cut, 0.02, world, asy)
+        for line in procs[0].stdout:
+            if line.startswith("[0] saved 40"):
+                procs[2].send_signal(signal.SIGUSR1)
+                break
+        rcs, outs, errs = finish(procs)
+        self.assertEqual(rcs, [75] * world, errs)
+        stop = int([l.split()[2] for l in outs[1].splitlines() if " notice " in l][0])
+        self.assertGreaterEqual(stop, 40)
+        self.assertTrue(os.path.isdir(os.path.join(d, "step-%012d" % stop)), os.listdir(d))
+        self.assertTrue(os.path.isdir(os.path.join(d, "step-%012d" % 40)), os.listdir(d))
+        rcs, outs, errs = finish(start_ranks(d, cut, 0, world, asy))
+        self.assertEqual(rcs, [0] * world, errs)
+        for r in range(world):
+            self.assertIn("[%d] resumed %d" % (r, stop), outs[r].splitlines())
+        with open(full, "rb") as f1, open(cut, "rb") as f2:
+            a, b = f1.read(), f2.read()
+        self.assertGreater(len(a), 4000)
+        self.assertTrue(a == b, "final parameters differ after async-saved DDP training")
+
+
+class WriteParamsTest(unittest.TestCase):
+    def test_final_params_fsynced_before_exit(self):
+        # The final params file is written just before the barrier and os._exit: the file and
+        # its rename must be fsync'd there (before, neither was).
+        import importlib.util
+        from unittest import mock
+        import torch
+        spec = importlib.util.spec_from_file_location("train_ddp", TRAIN)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        base = tempfile.mkdtemp(prefix="idletime-ckpt-params.")
+        self.addCleanup(shutil.rmtree, base, True)
+        synced = []
+        real = os.fsync
+        with mock.patch.object(mod.os, "fsync", side_effect=lambda fd: (synced.append(
+                os.readlink("/proc/self/fd/%d" % fd)), real(fd))[1]):
+            mod.write_params(torch.nn.Linear(2, 2), os.path.join(base, "p"))
+        self.assertEqual(synced, [os.path.join(base, "p.tmp"), base])
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ idletime_ckpt_t *member(const std::string &dir, unsigned rank, unsigned world,
 
 std::string shard_data(unsigned rank, uint64_t step) { return pattern(step * 100 + rank, 3000 + rank); }
 
-int save_group_step(idletime_ckpt_t *h, unsigned rank, uint64_t step)
+int save_group_step(idletime_ckpt_t *h, unsigned rank, uint64_t step, bool async = false)
 {
     std::string shard = shard_data(rank, step), model = pattern(step, 5000);
     int rc = idletime_ckpt_begin(h, step);
@@ -74,7 +74,10 @@ int save_group_step(idletime_ckpt_t *h, unsigned rank, uint64_t step)
         rc = idletime_ckpt_add(h, "opt", shard.data(), shard.size());
     if (!rc)
         rc = idletime_ckpt_add_replicated(h, "model", model.data(), model.size());
-    return rc ? rc : idletime_ckpt_commit(h);
+    if (rc)
+        return rc;
+    // async: the buffers die with this frame: commit_async() must have copied them.
+    return async ? idletime_ckpt_commit_async(h) : idletime_ckpt_commit(h);
 }
 
 // Runs fn(rank) in world forked processes; returns their exit statuses.
@@ -229,10 +232,10 @@ uint64_t check_after_kill(const std::string &dir)
     return l;
 }
 
-START_TEST(sigkill_one_rank_never_publishes_partial_step)
+// async: every rank saves with commit_async(); rank 0 acks step-1 once commit_async(step)
+// returned (it waited for step-1 to be durable), so latest() may be up to 2 ahead of the ack.
+void sigkill_trials(const std::string &dir, int trials, bool async)
 {
-    const std::string dir = base + "/crash";
-    const int trials = 100;
     std::mt19937 rng(1717);
     uint64_t newest = 0;
     int advanced = 0;
@@ -240,7 +243,7 @@ START_TEST(sigkill_one_rank_never_publishes_partial_step)
     for (int t = 0; t < trials; t++) {
         int p[2];
         ck_assert_int_eq(pipe(p), 0);
-        const std::string run = "trial" + std::to_string(t);
+        const std::string run = (async ? "atrial" : "trial") + std::to_string(t);
         std::vector<pid_t> pids;
         for (unsigned r = 0; r < 3; r++) {
             pid_t pid = fork();
@@ -252,9 +255,10 @@ START_TEST(sigkill_one_rank_never_publishes_partial_step)
                 if (write(p[1], &zero, sizeof zero) != sizeof zero)  // ready
                     _exit(3);
                 for (;; step++) {
-                    if (save_group_step(h, r, step))
+                    if (save_group_step(h, r, step, async))
                         _exit(4);
-                    if (r == 0 && write(p[1], &step, sizeof step) != sizeof step)
+                    uint64_t done = async ? step - 1 : step;
+                    if (r == 0 && done && write(p[1], &done, sizeof done) != sizeof done)
                         _exit(5);
                 }
             }
@@ -282,7 +286,7 @@ START_TEST(sigkill_one_rank_never_publishes_partial_step)
         close(p[0]);
         uint64_t l = check_after_kill(dir);
         if (acked)
-            ck_assert_msg(l != UINT64_MAX && l >= acked && l <= acked + 1,
+            ck_assert_msg(l != UINT64_MAX && l >= acked && l <= acked + (async ? 2 : 1),
                           "trial %d: latest %llu, rank 0 acked %llu", t, (unsigned long long)l,
                           (unsigned long long)acked);
         if (l != UINT64_MAX && l > newest) {
@@ -293,8 +297,20 @@ START_TEST(sigkill_one_rank_never_publishes_partial_step)
         }
     }
     ck_assert_msg(advanced > 10, "too few trials saved a step: %d", advanced);
-    fprintf(stderr, "idletime/ckpt test: %d group SIGKILL trials, newest step %llu\n", trials,
+    fprintf(stderr, "idletime/ckpt test: %d group %s SIGKILL trials, newest step %llu\n", trials,
+            async ? "async" : "sync",
             (unsigned long long)newest);
+}
+
+START_TEST(sigkill_one_rank_never_publishes_partial_step)
+{
+    sigkill_trials(base + "/crash", 100, false);
+}
+END_TEST
+
+START_TEST(sigkill_during_async_saves_keeps_previous_step)
+{
+    sigkill_trials(base + "/crash-async", 100, true);
 }
 END_TEST
 
@@ -311,6 +327,7 @@ int main()
     tcase_add_test(t, notice_on_one_rank_stops_all_at_same_step);
     tcase_add_test(t, dead_rank_times_out_with_its_number);
     tcase_add_test(t, sigkill_one_rank_never_publishes_partial_step);
+    tcase_add_test(t, sigkill_during_async_saves_keeps_previous_step);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

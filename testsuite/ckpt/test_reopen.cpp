@@ -39,6 +39,15 @@ bool has_temp(const std::string &d)
     return false;
 }
 
+// A writer's temporary itself (not its ".lock").
+bool has_temp_dir(const std::string &d)
+{
+    for (const auto &n : list_dir(d))
+        if (n.rfind(".tmp-step-", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".lock"))
+            return true;
+    return false;
+}
+
 // One reopen as a monitoring script would do it: open, latest must be complete, close.
 // Returns the latest step (UINT64_MAX: none); fails the test on a partial one.
 uint64_t reopen_once(LogSink *log)
@@ -150,9 +159,11 @@ START_TEST(killed_writer_temp_removed)
         idletime_ckpt_wait(h);
         _exit(3);
     }
-    for (int i = 0; i < 60000 && !(exists(dir) && has_temp(dir)); i++)
+    // The temporary itself, not only its ".lock" (created first): else the kill can come
+    // before the temporary exists, and the reopen finds a lone lock.
+    for (int i = 0; i < 60000 && !(exists(dir) && has_temp_dir(dir)); i++)
         std::this_thread::sleep_for(std::chrono::microseconds(500));
-    ck_assert_msg(has_temp(dir), "writer never created its temporary");
+    ck_assert_msg(has_temp_dir(dir), "writer never created its temporary");
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -245,6 +256,21 @@ START_TEST(pre_lock_of_dead_local_writer_removed)
 }
 END_TEST
 
+// A writer killed after creating its ".lock" but before its temporary: the reopen removes the
+// lone lock and says so (before: "removed stale partial checkpoint" for a temporary never there).
+START_TEST(lone_writer_lock_logged_and_removed)
+{
+    mkdir(dir.c_str(), 0700);
+    const std::string lk = ".tmp-step-000000000005@node-far@4244@99@0.lock";
+    write_file(dir + "/" + lk, "");
+    LogSink log;
+    ck_assert_uint_eq(reopen_once(&log), UINT64_MAX);
+    ck_assert_msg(log.contains("removed lone writer lock"), "%s", log.joined().c_str());
+    ck_assert_msg(!log.contains("removed stale partial"), "%s", log.joined().c_str());
+    ck_assert(!exists(dir + "/" + lk));
+}
+END_TEST
+
 // Regression: a reopen that took a writer's fresh pre-lock for a moment (to see whether it was
 // held) made that writer's save fail with "writer lock ... is held by another process". A child
 // reopens in a loop while this process creates and locks pre-locks the way WriterLock does.
@@ -296,6 +322,7 @@ int main()
     tcase_add_test(t, lock_decides_for_any_host);
     tcase_add_test(t, pre_lock_of_dead_local_writer_removed);
     tcase_add_test(t, reopen_never_takes_a_writers_pre_lock);
+    tcase_add_test(t, lone_writer_lock_logged_and_removed);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
