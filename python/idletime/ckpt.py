@@ -74,8 +74,11 @@ def load_library():
     global _lib
     if _lib is not None:
         return _lib
-    names = [os.environ.get("IDLETIME_CKPT_LIB"), "libidletime-ckpt.so.0", "libidletime-ckpt.so",
-             ctypes.util.find_library("idletime-ckpt")]
+    # IDLETIME_CKPT_LIB, when set, is the only library tried: silently loading another one
+    # (an older install under /usr/local) would hide the mistake.
+    explicit = os.environ.get("IDLETIME_CKPT_LIB")
+    names = [explicit] if explicit else ["libidletime-ckpt.so.0", "libidletime-ckpt.so",
+                                         ctypes.util.find_library("idletime-ckpt")]
     errors = []
     for name in filter(None, names):
         try:

@@ -6,14 +6,16 @@ src_views_libidleviews_la_SOURCES = \
 	src/views/accounting.hpp src/views/accounting.cpp \
 	src/views/check.hpp src/views/check.cpp \
 	src/views/gpu.hpp src/views/gpu.cpp \
-	src/views/output.hpp src/views/output.cpp
+	src/views/output.hpp src/views/output.cpp \
+	src/views/metrics.hpp src/views/metrics.cpp
 src_views_libidleviews_la_CXXFLAGS = $(AM_CXXFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 src_views_libidleviews_la_LIBADD = src/core/libidlecore.la src/ft/libidleft.la $(JSONC_LIBS) $(HWLOC_LIBS)
 
 # Unit tests (Check, table-driven), data in testsuite/views/data.
 views_test_ldadd = src/views/libidleviews.la $(JSONC_LIBS) $(HWLOC_LIBS) $(CHECK_LIBS)
 views_tests = testsuite/views/test_views_job testsuite/views/test_views_accounting \
-	testsuite/views/test_views_check testsuite/views/test_views_gpu testsuite/views/test_views_output
+	testsuite/views/test_views_check testsuite/views/test_views_gpu testsuite/views/test_views_output \
+	testsuite/views/test_views_metrics
 check_PROGRAMS += $(views_tests)
 TESTS += $(views_tests)
 testsuite_views_test_views_job_SOURCES = testsuite/views/test_views_job.cpp testsuite/views/views_fixture.hpp
@@ -33,3 +35,6 @@ testsuite_views_test_views_output_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS) $(JS
 testsuite_views_test_views_output_LDADD = $(views_test_ldadd)
 EXTRA_DIST += testsuite/views/data/a100-node.xml testsuite/views/data/h100-node.xml \
 	testsuite/views/data/mixed-node.xml testsuite/views/data/none-node.xml testsuite/views/data/a100-three.xml
+testsuite_views_test_views_metrics_SOURCES = testsuite/views/test_views_metrics.cpp testsuite/views/views_fixture.hpp
+testsuite_views_test_views_metrics_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+testsuite_views_test_views_metrics_LDADD = $(views_test_ldadd)

@@ -8,17 +8,8 @@ lib=$(pwd)/src/ckpt/.libs/libidletime-ckpt.so
 [ -f "$lib" ] || { echo "idletime/ckpt: $lib not built" >&2; exit 99; }
 PY=${PYTHON3:-/usr/bin/python3}
 export IDLETIME_CKPT_LIB="$lib" PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}"
-# A sanitized build (--enable-sanitizers) leaves the sanitizer runtimes undefined in the library
-# (libtool links it without them), so python3 must load them first or the dlopen fails.
-if nm -D "$lib" | grep -q -E ' U __(asan|ubsan)_'; then
-  san=
-  for rt in libasan.so libubsan.so; do
-    f=$(${CC:-gcc} -print-file-name=$rt)
-    [ -f "$f" ] || { echo "idletime/ckpt: sanitized $lib, but $rt not found" >&2; exit 99; }
-    san="$san${san:+ }$f"
-  done
-  export LD_PRELOAD="$san${LD_PRELOAD:+ $LD_PRELOAD}" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
+. "$src/testsuite/sanitizer-preload.sh"
+sanitizer_preload "$lib" || exit 99
 # The library just built must load: a failure here is a hard error (99), never a skip.
 "$PY" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$lib" ||
   { echo "idletime/ckpt: python3 cannot load $lib" >&2; exit 99; }

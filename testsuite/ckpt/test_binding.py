@@ -89,6 +89,16 @@ class BindingTest(unittest.TestCase):
             self.assertIsNone(c.latest())
         self.assertTrue(any('written by job "1"' in m for m in self.log), self.log)
 
+    def test_explicit_library_is_the_only_one(self):
+        """IDLETIME_CKPT_LIB that cannot be loaded is an error, never a silent fall-back to
+        another libidletime-ckpt (an older one under /usr/local, say)."""
+        env = dict(os.environ, IDLETIME_CKPT_LIB=os.path.join(self.base, "missing.so"))
+        r = subprocess.run([sys.executable, "-c", "import idletime.ckpt as c; c.load_library()"],
+                           env=env, capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("cannot load libidletime-ckpt", r.stderr)
+        self.assertIn("missing.so", r.stderr)
+
     def test_munge_down_raises_not_skips(self):
         with self.open() as c:
             c.save(1, {"a": b"one"})

@@ -1,0 +1,85 @@
+#!/bin/bash
+# bench/exporter: cost of one idletime-exporter scrape (GET /metrics) over N jobs (default
+# 10,000) vs `squeue` over the same jobs, same run, as root, output to /dev/null; prints the
+# median of R timed runs of each and the ratio scrape/squeue.
+# The jobs are those of bench/jobs (held 1-GPU jobs of alice, named bench-jobs, half in
+# quota-team-a, half idle-time); it submits them when fewer are there and cancels them at the end.
+# Needs MaxJobCount > N (restarts the cluster with a higher one, as bench/jobs does).
+# Usage: bench/exporter/run.sh [N] [R]   Env: IDLETIME_BIN (default /usr/local/bin/idletime),
+# IDLETIME_EXPORTER (default the sbin next to it), IDLETIME_PREFIX, IDLETIME_CLUSTER_DIR.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CL=$REPO/testsuite/cluster
+N=${1:-10000}
+R=${2:-5}
+IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+EXP=${IDLETIME_EXPORTER:-$(dirname "$(dirname "$IT")")/sbin/idletime-exporter}
+CONFIG=${IDLETIME_CONFIG_FILE:-$REPO/etc/idletime.json}
+# shellcheck source=../../testsuite/cluster/common.sh
+. "$CL/common.sh"
+[ "$(id -u)" = 0 ] || { echo "bench/exporter: must run as root" >&2; exit 2; }
+[ -x "$EXP" ] || { echo "bench/exporter: no idletime-exporter at $EXP" >&2; exit 2; }
+ic_ctld_up || { echo "bench/exporter: cluster not running (testsuite/cluster/start.sh)" >&2; exit 2; }
+
+max=$(scontrol show config | sed -n 's/^MaxJobCount *= *//p')
+if [ "${max:-0}" -lt $((N + 1000)) ]; then
+	extra=$IC_ETC/bench-jobs.conf
+	echo "MaxJobCount=$((N + 5000))" >"$extra"
+	echo "bench/exporter: MaxJobCount=$max < N+1000: restarting slurmctld with --extra-conf $extra" >&2
+	"$CL/stop.sh" >/dev/null 2>&1 || true
+	"$CL/start.sh" --config "$CONFIG" ${IDLETIME_PREFIX:+--prefix "$IDLETIME_PREFIX"} --extra-conf "$extra" >/dev/null
+fi
+clean() {
+	squeue -h -n bench-jobs -o %i | xargs -r scancel
+	ic_poll 120 sh -c '[ -z "$(squeue -h -n bench-jobs -o %i)" ]' || true
+}
+trap clean EXIT
+have=$(squeue -h -n bench-jobs -o %i | wc -l)
+if [ "$have" -lt "$N" ]; then
+	t0=$(date +%s)
+	per=$(((N - have + 3) / 4))
+	for k in 0 1 2 3; do
+		runuser -u alice -- env SLURM_CONF="$SLURM_CONF" per="$per" k="$k" bash -c '
+			cd /tmp
+			for ((i = 0; i < per; i++)); do
+				if (( (i + k) % 2 )); then p=quota-team-a; else p=idle-a100-east,idle-a100-west; fi
+				sbatch --hold -J bench-jobs -o /dev/null -p "$p" --gres=gpu:1 --wrap=true >/dev/null || exit 1
+			done' &
+	done
+	wait
+	echo "bench/exporter: submitted $((N - have)) held jobs in $(($(date +%s) - t0)) s" >&2
+fi
+total=$(squeue -h -o %i | wc -l)
+echo "bench/exporter: $total jobs in the cluster" >&2
+log=$(mktemp)
+"$EXP" --config="$CONFIG" --listen=127.0.0.1:0 2>"$log" &
+epid=$!
+trap 'kill "$epid" 2>/dev/null; rm -f "$log"; clean' EXIT
+ic_poll 10 grep -q 'serving /metrics' "$log" || { cat "$log" >&2; exit 1; }
+url=http://127.0.0.1:$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")/metrics
+
+# median_ms CMD...: median wall time of R runs, milliseconds.
+median_ms() {
+	local i t0 ts=()
+	for ((i = 0; i < R; i++)); do
+		t0=$(date +%s%N)
+		"$@" >/dev/null
+		ts+=($((($(date +%s%N) - t0) / 1000000)))
+	done
+	printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(((R + 1) / 2))p"
+}
+curl -sf "$url" >/dev/null  # warm caches once for both
+squeue >/dev/null
+sq=$(median_ms squeue)
+sc=$(median_ms curl -sf "$url")
+once=$(median_ms "$EXP" --config="$CONFIG" --once)
+held=$(curl -sf "$url" | sed -n 's/^idletime_slurm_jobs //p')
+[ "${held:-0}" -ge "$N" ] || { echo "bench/exporter: scrape saw $held jobs, expected >= $N" >&2; exit 1; }
+awk -v n="$total" -v sq="$sq" -v sc="$sc" -v once="$once" -v r="$R" 'BEGIN {
+	printf "jobs in cluster:                 %d\n", n
+	printf "squeue (default format):         %d ms (median of %d)\n", sq, r
+	printf "GET /metrics (running exporter): %d ms\n", sc
+	printf "idletime-exporter --once:        %d ms (includes start and config load)\n", once
+	printf "ratio scrape/squeue:             %.2f\n", sc / (sq > 0 ? sq : 1)
+}'

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Installs idletime's Debian packages with apt-get, checks the installed tools, then purges them
+# (scripts/test-purge.sh) -- all inside a private mount namespace whose /usr, /etc and /var are
+# overlays on tmpfs, so nothing outside sees the packages: a /usr/local install (the cluster tests'
+# one, or another checkout's) is neither shadowed nor touched, and the machine's dpkg database stays
+# as it was. Before that it lists each packaged path that already exists on the machine.
+# Usage: scripts/test-debs.sh DEB...   (root, Debian 12; from scripts/build-debs.sh). Exit 0 when clean.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -gt 0 ] || { echo "usage: $0 DEB..." >&2; exit 2; }
+debs=""; pkgs=""
+for f in "$@"; do
+	case $f in /*) ;; *) f=$PWD/$f ;; esac
+	debs="$debs $f"; pkgs="$pkgs $(dpkg-deb -f "$f" Package)"
+done
+# Paths the packages would overwrite on this machine (directories aside).
+clash=0
+for f in $debs; do
+	for p in $(dpkg-deb -c "$f" | awk '$1 !~ /^d/ {sub(/^\./, "", $6); print $6}'); do
+		[ -e "$p" ] || continue
+		echo "idletime/test-debs: $(basename "$f") would overwrite $p ($(dpkg -S "$p" 2>/dev/null || echo 'owned by no package'))"
+		clash=1
+	done
+done
+[ "$clash" = 0 ] && echo "idletime/test-debs: the packages overwrite no existing file"
+ov=$(mktemp -d /tmp/idletime-test-debs.XXXXXX)
+trap 'rmdir "$ov" 2>/dev/null || true' EXIT
+# shellcheck disable=SC2016 # expanded by the inner shell
+unshare -m --propagation private sh -euc '
+	ov=$1; top=$2; debs=$3; pkgs=$4
+	mount -t tmpfs idletime-test-debs "$ov"
+	for d in usr etc var; do
+		mkdir -p "$ov/$d.up" "$ov/$d.work"
+		mount -t overlay overlay -o "lowerdir=/$d,upperdir=$ov/$d.up,workdir=$ov/$d.work" "/$d"
+	done
+	# shellcheck disable=SC2086 # word lists
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download $debs >/dev/null
+	echo "idletime/test-debs: installed:$pkgs"
+	/usr/bin/idletime --version
+	test -x /usr/sbin/idletime-exporter
+	ls /usr/lib/idletime/slurm/*.so >/dev/null
+	PYTHONPATH= python3 -I -c "import idletime, sys; assert idletime.__file__.startswith(\"/usr/lib/python3/dist-packages/\"), idletime.__file__"
+	pkg-config --exists idletime-ckpt
+	# shellcheck disable=SC2086
+	"$top/scripts/test-purge.sh" $pkgs
+' sh "$ov" "$top" "$debs" "$pkgs"
+if [ -x /usr/local/bin/idletime ]; then
+	printf 'idletime/test-debs: /usr/local unchanged: '; /usr/local/bin/idletime --version
+fi

@@ -1,0 +1,132 @@
+#!/bin/bash
+# idletime-exporter on the real cluster: a job In Quota, one Not in Quota, one pending; the
+# /metrics scrape passes `promtool check metrics`, and every quota, pool and tenant number equals
+# what `idletime quota --json` shows at the same moment; idle-time jobs running and pending;
+# HTTP behaviour (404, 405, HEAD) and bad options; SIGTERM stops it with exit 0.
+# Env: IDLETIME_BIN (default /usr/local/bin/idletime), IDLETIME_EXPORTER (default the sbin next
+# to it), PROMTOOL (default promtool, Debian package prometheus).
+. "$(dirname "$0")/lib.sh"
+it_begin
+IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+EXP=${IDLETIME_EXPORTER:-$(dirname "$(dirname "$IT")")/sbin/idletime-exporter}
+PROMTOOL=${PROMTOOL:-promtool}
+CFG=${IDLETIME_TEST_CONFIG:-$(cd "$IC_SRC/../.." && pwd)/etc/idletime.json}
+[ -x "$EXP" ] || it_fail "no idletime-exporter at $EXP"
+command -v "$PROMTOOL" >/dev/null || it_fail "no promtool (Debian package prometheus; scripts/install-deps.sh)"
+
+# Bad input: one line, exit 2, nothing served.
+out=$("$EXP" --config="$CFG" --listen=bogus:port 2>&1); rc=$?
+it_assert_eq 2 "$rc" "exit status of --listen=bogus:port"
+[[ $out == *"--listen=bogus:port: not an address (allowed:"* ]] || it_fail "--listen error: $out"
+"$EXP" --config=/nonexistent/idletime.json --once >/dev/null 2>&1; it_assert_eq 2 $? "exit status of a missing config"
+"$EXP" --bogus >/dev/null 2>&1; it_assert_eq 2 $? "exit status of an unknown option"
+
+a=$(it_submit alice -J exp-inq -p quota-team-a --gres=gpu:1 -n1 "$IT_JOBS_DIR/sleep.sh" 300) || it_fail "sbatch alice"
+c=$(it_submit carol -J exp-nq -p idle-a100-west,idle-a100-east -w a100-1 --gres=gpu:2 -n2 "$IT_JOBS_DIR/sleep.sh" 300) ||
+	it_fail "sbatch carol"
+it_wait_state "$a" RUNNING 60 || it_fail "alice's job $a never ran"
+it_wait_state "$c" RUNNING 60 || it_fail "carol's job $c never ran"
+p=$(it_submit alice -J exp-pend -p quota-team-a --gres=gpu:4 -n1 "$IT_JOBS_DIR/sleep.sh" 300) || it_fail "sbatch pend"
+it_wait_reason "$p" 'QOSGrpGRES|Resources|Priority' 30 || it_fail "job $p did not pend"
+
+# Without --listen it serves this host only (127.0.0.1:9863): every tenant's numbers, read past
+# PrivateData, are not offered to the network unless the site says so (security.md R12).
+dlog=$IC_DIR/exporter-default.log
+if ! ss -Htln 'sport = :9863' | grep -q .; then
+	"$EXP" --config="$CFG" 2>"$dlog" &
+	dpid=$!
+	ic_poll 10 grep -q 'serving /metrics' "$dlog" || { kill "$dpid"; it_fail "default exporter did not start: $(cat "$dlog")"; }
+	socks=$(ss -Htln 'sport = :9863' | awk '{print $4}')
+	kill -TERM "$dpid"; wait "$dpid"
+	it_assert_eq "127.0.0.1:9863" "$socks" "listening sockets of the exporter without --listen"
+else
+	it_fail "port 9863 is taken on this machine: $(ss -Htlnp 'sport = :9863')"
+fi
+
+log=$IC_DIR/exporter-test.log
+"$EXP" --config="$CFG" --listen=127.0.0.1:0 2>"$log" &
+epid=$!
+trap 'kill "$epid" 2>/dev/null' EXIT
+ic_poll 10 grep -q 'serving /metrics' "$log" || it_fail "exporter did not start: $(cat "$log")"
+port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")
+url=http://127.0.0.1:$port
+
+quota_json() { "$IT" quota --config="$CFG" --json | jq -c 'del(.generated_at)'; }
+# The same moment: a scrape between two equal quota views (retried when a job changed state).
+for try in 1 2 3 4 5; do
+	q1=$(quota_json) || it_fail "idletime quota --json failed"
+	m=$(curl -sf "$url/metrics") || it_fail "GET /metrics failed"
+	q2=$(quota_json)
+	[ "$q1" = "$q2" ] && break
+	[ "$try" = 5 ] && it_fail "idletime quota kept changing"
+done
+lint=$("$PROMTOOL" check metrics <<<"$m" 2>&1) || it_fail "promtool check metrics: $lint"
+it_info "promtool check metrics: ok ($(grep -vc '^#' <<<"$m") samples)"
+
+# Every number of the quota view as the series the exporter must serve, line for line.
+expected=$(jq -r '
+  (.quotas[] | . as $q | (["guaranteed","used","lent","own_idle","borrowed","pending"][] as $f |
+     (["gpus","cpus"][] as $r |
+      "idletime_quota_\($f)_\($r){tenant=\"\($q.tenant)\",pool=\"\($q.pool)\",quota=\"\($q.name)\"} \($q[$f][$r])")),
+   (["running_jobs:guaranteed_running_jobs","idle_jobs:idle_running_jobs","pending_jobs:pending_jobs"][] |
+     split(":") as $p |
+     "idletime_quota_\($p[1]){tenant=\"\($q.tenant)\",pool=\"\($q.pool)\",quota=\"\($q.name)\"} \($q[$p[0]])")),
+  (.pools[] | . as $p | (["capacity","guaranteed","used","idle_used","unassigned","own_idle","lent","borrowed","pending"][] as $f |
+     "idletime_pool_\($f)_gpus{tenant=\"\($p.tenant)\",pool=\"\($p.name)\"} \($p[$f].gpus)")),
+  (.tenants[] | . as $t | (["capacity","guaranteed","used","idle_used","lent","borrowed","pending"][] as $f |
+     "idletime_tenant_\($f)_gpus{tenant=\"\($t.name)\"} \($t[$f].gpus)"))' <<<"$q1") || it_fail "jq"
+n=0
+while IFS= read -r line; do
+	grep -Fxq -- "$line" <<<"$m" || it_fail "scrape lacks '$line' (idletime quota --json has it); scrape: $(grep -F "${line%% *}" <<<"$m" | head -3)"
+	n=$((n + 1))
+done <<<"$expected"
+[ "$n" -ge 100 ] || it_fail "only $n expected series from idletime quota --json"
+it_info "$n series equal idletime quota --json"
+# What this test runs, directly: carol's 2 GPUs borrowed, alice's 4-GPU job pending.
+grep -Fxq 'idletime_quota_borrowed_gpus{tenant="acme",pool="a100-west",quota="team-c"} 2' <<<"$m" ||
+	it_fail "team-c borrowed 2: $(grep 'borrowed_gpus.*team-c' <<<"$m")"
+grep -Fxq 'idletime_idle_jobs{quota="team-c",state="running"} 1' <<<"$m" || it_fail "team-c idle-time job running"
+grep -Eq '^idletime_quota_pending_jobs\{tenant="acme",pool="a100-east",quota="team-a"\} [1-9]' <<<"$m" ||
+	it_fail "team-a pending job"
+grep -Fxq 'idletime_up 1' <<<"$m" || it_fail "idletime_up 1"
+# No per-job labels.
+! grep -Eq 'job_?id=|user=|node=' <<<"$m" || it_fail "a per-job label: $(grep -E 'job_?id=|user=|node=' <<<"$m" | head -1)"
+bad=$(grep -v '^#' <<<"$m" | grep -v '^idletime_' | head -1)
+[ -z "$bad" ] || it_fail "a series outside the idletime_ prefix: $bad"
+
+# The Grafana dashboard asks only for series this scrape serves (histograms: their _bucket,
+# _sum, _count samples), and every panel has a query.
+DASH=$(cd "$IC_SRC/../.." && pwd)/etc/grafana/idletime-dashboard.json
+jq -e '[.panels[] | select((.targets // []) | length == 0)] | length == 0' "$DASH" >/dev/null ||
+	it_fail "a dashboard panel without a query"
+# Served = every family the scrape declares (a family may have no sample at this moment, e.g.
+# preemptions on a cluster that had none), histograms with their sample suffixes.
+served=$(awk '$1 == "#" && $2 == "TYPE" { print $3; if ($4 == "histogram") print $3 "_bucket\n" $3 "_sum\n" $3 "_count" }' <<<"$m" | sort -u)
+used=$(jq -r '[.. | objects | (.expr?, .definition?) | strings] | .[]' "$DASH" | grep -oE 'idletime_[a-z0-9_]+' | sort -u)
+[ "$(wc -l <<<"$used")" -ge 10 ] || it_fail "dashboard uses only: $used"
+for n in $used; do
+	grep -Fxq "$n" <<<"$served" || it_fail "dashboard queries $n, which the exporter does not serve"
+done
+# A series filtered by quota=~"$quota" has the quota label.
+for n in $(jq -r '[.. | objects | .expr? | strings] | .[]' "$DASH" | grep -oE 'idletime_[a-z0-9_]+\{quota=~' | sed 's/{.*//' | sort -u); do
+	grep -q "^$n[{ ]" <<<"$m" || continue  # no sample now (nothing recorded yet): nothing to look at
+	grep -q "^$n{.*quota=\"" <<<"$m" || it_fail "dashboard filters $n by quota, which it has no label for"
+done
+it_info "dashboard: $(wc -l <<<"$used") series names, all served"
+
+# HTTP: unknown path, method, HEAD.
+it_assert_eq 404 "$(curl -s -o /dev/null -w '%{http_code}' "$url/nope")" "GET /nope"
+it_assert_eq 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/metrics")" "POST /metrics"
+it_assert_eq 200 "$(curl -s -o /dev/null -I -w '%{http_code}' "$url/metrics")" "HEAD /metrics"
+ct=$(curl -s -o /dev/null -w '%{content_type}' "$url/metrics")
+it_assert_eq "text/plain; version=0.0.4; charset=utf-8" "$ct" "Content-Type"
+# --once prints the same families.
+it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$("$EXP" --config="$CFG" --once | grep -c '^# TYPE')" "--once families"
+
+kill -TERM "$epid"
+wait "$epid"; rc=$?
+trap - EXIT
+it_assert_eq 0 "$rc" "exit status after SIGTERM"
+grep -q 'stopped by signal' "$log" || it_fail "no stop line in the log: $(cat "$log")"
+scancel "$a" "$c" "$p"
+it_pass

@@ -1,0 +1,122 @@
+// idletime-exporter: Prometheus/OpenMetrics text of idletime's quota, job and fault-tolerance
+// state at /metrics (idletime-exporter(8)). Reads slurmctld through libslurm (the same code
+// path as `idletime quota` and `idletime jobs`); the series are src/views/metrics.cpp.
+#include <signal.h>
+#include <slurm/slurm.h>
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+#include "core/cmdline.hpp"
+#include "tools/exporter/http_server.hpp"
+#include "tools/views/cli.hpp"
+#include "tools/views/slurm_read.hpp"
+#include "views/metrics.hpp"
+
+namespace {
+
+using namespace idletime;
+using namespace idletime::views;
+const char *kProg = "idletime-exporter";
+const char *kUsage =
+    "Usage: idletime-exporter [--config=PATH] [--listen=[HOST:]PORT] [--once]\n"
+    "Serves idletime's quota, job and fault-tolerance metrics at http://HOST:PORT/metrics\n"
+    "(Prometheus text format 0.0.4; default --listen=" "127.0.0.1:9863).\n"
+    "  --config=PATH   idletime config (default $IDLETIME_CONFIG, else /etc/idletime/idletime.json)\n"
+    "  --listen=ADDR   PORT, HOST:PORT or [IPV6]:PORT to listen on (HOST * = every address)\n"
+    "  --once          print one scrape on stdout and exit (exit 1 when slurmctld did not answer)\n"
+    "See idletime-exporter(8) for every series.\n";
+constexpr const char *kDefaultListen = "127.0.0.1:9863";
+
+volatile int g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+struct Opts {
+    std::string config, listen = kDefaultListen;
+    bool once = false;
+};
+
+int parse(int argc, char **argv, Opts &o, bool &done) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    done = false;
+    for (size_t i = 0; i < args.size(); i++) {
+        std::string v;
+        if (args[i] == "--help") return done = true, cmdline::help(kUsage);
+        if (args[i] == "--version") return done = true, cmdline::version(kProg);
+        if (args[i] == "--once") o.once = true;
+        else if (cli::option(args, i, "--config", v)) {
+            if (v.empty()) return cli::bad(kProg, "--config needs a path");
+            o.config = v;
+        } else if (cli::option(args, i, "--listen", v)) {
+            if (v.empty()) return cli::bad(kProg, "--listen needs PORT, HOST:PORT or [IPV6]:PORT");
+            o.listen = v;
+        } else if (args[i].size() > 1 && args[i][0] == '-')
+            return cmdline::unknown_option(kProg, args[i], kUsage);
+        else
+            return cli::bad(kProg, "unexpected argument \"" + args[i] + "\" (allowed: --config, --listen, --once)");
+    }
+    return 0;
+}
+
+// One scrape: the jobs slurmctld holds, derived and accounted as `idletime quota` does.
+std::string scrape(const Config &cfg, const Catalog &cat, bool &up) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<JobInfo> jobs;
+    std::string err;
+    up = slurmread::load_jobs(jobs, err);
+    ScrapeInfo info;
+    info.slurm_up = up;
+    info.version = PACKAGE_VERSION;
+    info.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!up) std::cerr << "idletime/exporter: slurm_load_jobs: " << err << "\n";
+    int64_t now = time(nullptr);
+    std::vector<JobView> views;
+    views.reserve(jobs.size());
+    for (const JobInfo &j : jobs) views.push_back(derive(cat, j, now, true));
+    return metrics_text(account(cfg, views), views, now, info);
+}
+
+const char *kIndex =
+    "<html><head><title>idletime-exporter</title></head><body><h1>idletime-exporter</h1>"
+    "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Opts o;
+    bool done = false;
+    if (int rc = parse(argc, argv, o, done); rc || done) return rc;
+    Config cfg;
+    std::string err;
+    if (!cli::load_config(o.config, cfg, err)) return cli::bad(kProg, err);
+    Catalog cat(cfg);
+    slurm_init(nullptr);
+    if (o.once) {
+        bool up = false;
+        std::cout << scrape(cfg, cat, up);
+        slurm_fini();
+        return std::cout.flush() && up ? 0 : 1;
+    }
+    exporter::HttpServer server;
+    if (!server.bind(o.listen, err)) return cli::bad(kProg, err);
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;  // no SA_RESTART: accept() returns EINTR and the loop ends
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    std::cerr << "idletime/exporter: serving /metrics on " << o.listen << " (port " << server.port() << "), "
+              << cfg.quotas.size() << " quotas\n";
+    server.serve(
+        [&](const std::string &path) {
+            if (path == "/metrics") {
+                bool up = false;
+                return exporter::Response{200, "text/plain; version=0.0.4; charset=utf-8", scrape(cfg, cat, up)};
+            }
+            if (path == "/") return exporter::Response{200, "text/html; charset=utf-8", kIndex};
+            return exporter::Response{404, "text/plain; charset=utf-8", "not found (try /metrics)\n"};
+        },
+        &g_stop);
+    std::cerr << "idletime/exporter: stopped by signal\n";
+    slurm_fini();
+    return 0;
+}

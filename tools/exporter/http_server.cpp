@@ -1,0 +1,153 @@
+#include "tools/exporter/http_server.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace idletime::exporter {
+namespace {
+
+constexpr size_t kMaxRequest = 8192;
+
+const char *reason(int status) {
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 503: return "Service Unavailable";
+    }
+    return "Error";
+}
+
+void send_all(int fd, const std::string &data) {
+    size_t off = 0;
+    while (off < data.size()) {
+        ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // the scraper went away: nothing to do
+        off += size_t(n);
+    }
+}
+
+// Reads the request head (up to the blank line); false when it is too long, cut off or times out.
+bool read_head(int fd, std::string &head) {
+    char buf[1024];
+    while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
+        if (head.size() > kMaxRequest) return false;
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        head.append(buf, size_t(n));
+    }
+    return true;
+}
+
+}  // namespace
+
+bool split_listen(const std::string &listen, std::string &host, int &port) {
+    std::string p = listen;
+    host.clear();
+    if (!listen.empty() && listen[0] == '[') {
+        size_t close = listen.find("]:");
+        if (close == std::string::npos) return false;
+        host = listen.substr(1, close - 1);
+        p = listen.substr(close + 2);
+    } else if (size_t colon = listen.rfind(':'); colon != std::string::npos) {
+        host = listen.substr(0, colon);
+        p = listen.substr(colon + 1);
+    }
+    if (host == "*") host.clear();
+    if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+    port = std::atoi(p.c_str());
+    return port <= 65535;
+}
+
+HttpServer::~HttpServer() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool HttpServer::bind(const std::string &listen, std::string &err) {
+    std::string host;
+    int port = 0;
+    if (!split_listen(listen, host, port)) {
+        err = "--listen=" + listen + ": not an address (allowed: PORT, HOST:PORT, [IPV6]:PORT; port 0-65535)";
+        return false;
+    }
+    struct addrinfo hints{}, *res = nullptr;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    std::string ps = std::to_string(port);
+    int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), ps.c_str(), &hints, &res);
+    if (rc != 0) return err = "--listen=" + listen + ": " + gai_strerror(rc), false;
+    std::string last = "no address";
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 64) == 0) {
+            struct sockaddr_storage ss{};
+            socklen_t len = sizeof ss;
+            ::getsockname(fd, reinterpret_cast<struct sockaddr *>(&ss), &len);
+            port_ = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<struct sockaddr_in6 *>(&ss)->sin6_port)
+                                             : ntohs(reinterpret_cast<struct sockaddr_in *>(&ss)->sin_port);
+            fd_ = fd;
+            break;
+        }
+        last = std::strerror(errno);
+        ::close(fd);
+    }
+    ::freeaddrinfo(res);
+    if (fd_ < 0) return err = "--listen=" + listen + ": cannot listen: " + last, false;
+    return true;
+}
+
+void HttpServer::one(int fd, const Handler &h) {
+    struct timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    tv.tv_sec = 30;
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::string head;
+    Response r;
+    bool head_only = false;
+    if (!read_head(fd, head)) {
+        r = {400, "text/plain; charset=utf-8", "bad request\n"};
+    } else {
+        std::string line = head.substr(0, head.find_first_of("\r\n"));
+        size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 == std::string::npos ? sp1 : sp1 + 1);
+        std::string method = line.substr(0, sp1);
+        std::string target = sp1 == std::string::npos ? "" : line.substr(sp1 + 1, sp2 - sp1 - 1);
+        target = target.substr(0, target.find('?'));
+        if (sp1 == std::string::npos || sp2 == std::string::npos || line.compare(sp2 + 1, 5, "HTTP/") != 0)
+            r = {400, "text/plain; charset=utf-8", "bad request\n"};
+        else if (method != "GET" && method != "HEAD")
+            r = {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
+        else
+            r = h(target), head_only = method == "HEAD";
+    }
+    std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) +
+                      "\r\nContent-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
+                      "\r\nConnection: close\r\n" + (r.status == 405 ? "Allow: GET, HEAD\r\n" : "") + "\r\n";
+    if (!head_only) out += r.body;
+    send_all(fd, out);
+}
+
+void HttpServer::serve(const Handler &h, const volatile int *stop) {
+    while (!*stop) {
+        int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) continue;  // EINTR (a signal: look at *stop), or a connection reset before accept
+        one(c, h);
+        ::shutdown(c, SHUT_WR);
+        ::close(c);
+    }
+}
+
+}  // namespace idletime::exporter
