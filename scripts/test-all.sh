@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's test command: installs what is needed, builds, runs the unit tests (plain and with
-# AddressSanitizer/UBSan), installs, starts the local Slurm cluster and runs the cluster tests.
+# AddressSanitizer/UBSan), installs, starts the local Slurm cluster and runs the cluster tests, then
+# builds, lintian-checks, installs and purges the Debian packages.
 # Usage (root, Debian 12): scripts/test-all.sh     Exit 0 only when everything passed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,4 +32,14 @@ step "cluster tests (real slurmctld, slurmd, slurmdbd; independent clusters in p
 # job_submit/idletime accepts for a freshly written claim).
 IDLETIME_BUILD_DIR="$top/_build" SCHED_T_AGES=${SCHED_T_AGES:-20 3 10} \
     "$top/testsuite/cluster/run-suites.sh"
+step "packages: build the .debs (no make check: the stages above ran it), lintian, install and purge"
+# dpkg-buildpackage -b in _build-deb with -j2; lintian fails on errors and warnings (each accepted
+# one is in debian/*.lintian-overrides with its reason); install/purge runs in a private mount
+# namespace (scripts/test-debs.sh), so the /usr/local install above is left as it is.
+DEB_BUILD_OPTIONS="nocheck parallel=2" "$top/scripts/build-debs.sh" "$top/_debs" >"$top/_debs.list"
+cat "$top/_debs.list"
+# shellcheck disable=SC2046 # one .deb path a line, no spaces
+lintian --fail-on error,warning $(cat "$top/_debs.list")
+# shellcheck disable=SC2046
+"$top/scripts/test-debs.sh" $(cat "$top/_debs.list")
 step "all tests passed"

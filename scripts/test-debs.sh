@@ -33,13 +33,17 @@ unshare -m --propagation private sh -euc '
 		mkdir -p "$ov/$d.up" "$ov/$d.work"
 		mount -t overlay overlay -o "lowerdir=/$d,upperdir=$ov/$d.up,workdir=$ov/$d.work" "/$d"
 	done
+	# Hide a /usr/local install (it comes first in PATH, sys.path and the loader): the checks
+	# below must find the packaged files.
+	mount -t tmpfs idletime-test-debs-usr-local /usr/local
+	ldconfig
 	# shellcheck disable=SC2086 # word lists
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-download $debs >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $debs >/dev/null
 	echo "idletime/test-debs: installed:$pkgs"
 	/usr/bin/idletime --version
 	test -x /usr/sbin/idletime-exporter
 	ls /usr/lib/idletime/slurm/*.so >/dev/null
-	PYTHONPATH= python3 -I -c "import idletime, sys; assert idletime.__file__.startswith(\"/usr/lib/python3/dist-packages/\"), idletime.__file__"
+	PYTHONPATH= /usr/bin/python3 -I -c "import idletime, sys; assert idletime.__file__.startswith(\"/usr/lib/python3/dist-packages/\"), idletime.__file__"
 	pkg-config --exists idletime-ckpt
 	# shellcheck disable=SC2086
 	"$top/scripts/test-purge.sh" $pkgs
