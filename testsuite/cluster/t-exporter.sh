@@ -120,6 +120,27 @@ it_assert_eq 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/metrics
 it_assert_eq 200 "$(curl -s -o /dev/null -I -w '%{http_code}' "$url/metrics")" "HEAD /metrics"
 ct=$(curl -s -o /dev/null -w '%{content_type}' "$url/metrics")
 it_assert_eq "text/plain; version=0.0.4; charset=utf-8" "$ct" "Content-Type"
+# A client that trickles its request head a byte every 0.5 s is cut off with 400 once the 5 s head
+# deadline has passed (before it finished sending), and the next scraper is served (security.md R11).
+slow=$(/usr/bin/python3 - "$port" <<'PY'
+import select, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+req = b"GET /metrics HTTP/1.1\r\nX-Slow: " + b"a" * 20
+sent, resp = 0, b""
+for b in req:
+    if select.select([s], [], [], 0.5)[0]:
+        resp = s.recv(100)
+        break
+    s.send(bytes([b]))
+    sent += 1
+print(sent, len(req), resp.split(b"\r\n")[0].decode(errors="replace"))
+PY
+) || it_fail "slow client: $slow"
+read -r sent total status <<<"$slow"
+[[ $status == "HTTP/1.1 400 Bad Request" && $sent -lt $total ]] ||
+	it_fail "a request head trickled in over $((total / 2)) s was not cut off: sent $sent of $total bytes, answer '$status'"
+it_info "slow client cut off after $sent of $total bytes: $status"
+it_assert_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")" "GET /metrics after a slow client"
 # --once prints the same families.
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$("$EXP" --config="$CFG" --once | grep -c '^# TYPE')" "--once families"
 

@@ -2,11 +2,13 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,6 +16,20 @@ namespace idletime::exporter {
 namespace {
 
 constexpr size_t kMaxRequest = 8192;
+// A whole request head must arrive within this, however slowly its bytes trickle in (a client that
+// sends a byte every few seconds would otherwise hold the one-at-a-time server for ever).
+constexpr auto kHeadDeadline = std::chrono::seconds(5);
+// A whole response must be taken within this.
+constexpr auto kSendDeadline = std::chrono::seconds(30);
+using Clock = std::chrono::steady_clock;
+
+// SO_RCVTIMEO/SO_SNDTIMEO (opt) to what is left until deadline; false when nothing is left.
+bool arm(int fd, int opt, Clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    struct timeval tv{time_t(left / 1000000), suseconds_t(left % 1000000)};
+    return ::setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof tv) == 0;
+}
 
 const char *reason(int status) {
     switch (status) {
@@ -28,7 +44,9 @@ const char *reason(int status) {
 
 void send_all(int fd, const std::string &data) {
     size_t off = 0;
+    const auto deadline = Clock::now() + kSendDeadline;
     while (off < data.size()) {
+        if (!arm(fd, SO_SNDTIMEO, deadline)) return;  // the scraper takes too long: give up
         ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return;  // the scraper went away: nothing to do
@@ -36,11 +54,13 @@ void send_all(int fd, const std::string &data) {
     }
 }
 
-// Reads the request head (up to the blank line); false when it is too long, cut off or times out.
+// Reads the request head (up to the blank line); false when it is too long, cut off or not whole
+// within kHeadDeadline.
 bool read_head(int fd, std::string &head) {
     char buf[1024];
+    const auto deadline = Clock::now() + kHeadDeadline;
     while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
-        if (head.size() > kMaxRequest) return false;
+        if (head.size() > kMaxRequest || !arm(fd, SO_RCVTIMEO, deadline)) return false;
         ssize_t n = ::recv(fd, buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
@@ -111,10 +131,6 @@ bool HttpServer::bind(const std::string &listen, std::string &err) {
 }
 
 void HttpServer::one(int fd, const Handler &h) {
-    struct timeval tv{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    tv.tv_sec = 30;
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     std::string head;
     Response r;
     bool head_only = false;
@@ -143,7 +159,12 @@ void HttpServer::one(int fd, const Handler &h) {
 void HttpServer::serve(const Handler &h, const volatile int *stop) {
     while (!*stop) {
         int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (c < 0) continue;  // EINTR (a signal: look at *stop), or a connection reset before accept
+        if (c < 0) {
+            // EINTR (a signal: look at *stop) or a connection reset before accept: at once. Out of
+            // descriptors or memory: wait a little instead of spinning on the same error.
+            if (errno != EINTR && errno != ECONNABORTED) ::poll(nullptr, 0, 100);
+            continue;
+        }
         one(c, h);
         ::shutdown(c, SHUT_WR);
         ::close(c);

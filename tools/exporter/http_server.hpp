@@ -1,5 +1,7 @@
 // A small blocking HTTP/1.x server for idletime-exporter: one connection at a time, GET and HEAD
-// only, every response closes the connection. Enough for a Prometheus scraper; nothing else.
+// only, every response closes the connection. Enough for a Prometheus scraper; nothing else. A
+// request head must arrive whole within 5 s and a response be taken within 30 s, so a slow or
+// stalled client holds the server for at most that long.
 #pragma once
 #include <functional>
 #include <string>
