@@ -32,7 +32,7 @@ step "cluster tests (real slurmctld, slurmd, slurmdbd; independent clusters in p
 # job_submit/idletime accepts for a freshly written claim).
 IDLETIME_BUILD_DIR="$top/_build" SCHED_T_AGES=${SCHED_T_AGES:-20 3 10} \
     "$top/testsuite/cluster/run-suites.sh"
-step "packages: build the .debs (no make check: the stages above ran it), lintian, install and purge"
+step "packages: build the .debs (no make check: the stages above ran it), lintian, install, cluster tests on them, purge"
 # dpkg-buildpackage -b in _build-deb with -j2; lintian fails on errors and warnings (each accepted
 # one is in debian/*.lintian-overrides with its reason); install/purge runs in a private mount
 # namespace (scripts/test-debs.sh), so the /usr/local install above is left as it is.
@@ -40,6 +40,9 @@ DEB_BUILD_OPTIONS="nocheck parallel=2" "$top/scripts/build-debs.sh" "$top/_debs"
 cat "$top/_debs.list"
 # shellcheck disable=SC2046 # one .deb path a line, no spaces
 lintian --fail-on error,warning $(cat "$top/_debs.list")
+# While installed, a local cluster that uses only the packages' files (plugins, ft-hook, tools, the
+# Python package and libidletime-ckpt) runs these cluster tests.
 # shellcheck disable=SC2046
-"$top/scripts/test-debs.sh" $(cat "$top/_debs.list")
+IDLETIME_DEB_CLUSTER_TESTS=${IDLETIME_DEB_CLUSTER_TESTS:-t-readme-sbatch t-exporter t-ckpt-notice t-ft-preempt} \
+    "$top/scripts/test-debs.sh" $(cat "$top/_debs.list")
 step "all tests passed"

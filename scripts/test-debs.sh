@@ -5,6 +5,8 @@
 # one, or another checkout's) is neither shadowed nor touched, and the machine's dpkg database stays
 # as it was. Before that it lists each packaged path that already exists on the machine.
 # Usage: scripts/test-debs.sh DEB...   (root, Debian 12; from scripts/build-debs.sh). Exit 0 when clean.
+# Env: IDLETIME_DEB_CLUSTER_TESTS: cluster test name patterns (testsuite/cluster/run-tests.sh) to run,
+# while the packages are installed, on a local cluster that uses only the packages' files.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -gt 0 ] || { echo "usage: $0 DEB..." >&2; exit 2; }
@@ -27,7 +29,7 @@ ov=$(mktemp -d /tmp/idletime-test-debs.XXXXXX)
 trap 'rmdir "$ov" 2>/dev/null || true' EXIT
 # shellcheck disable=SC2016 # expanded by the inner shell
 unshare -m --propagation private sh -euc '
-	ov=$1; top=$2; debs=$3; pkgs=$4
+	ov=$1; top=$2; debs=$3; pkgs=$4; tests=$5
 	mount -t tmpfs idletime-test-debs "$ov"
 	for d in usr etc var; do
 		mkdir -p "$ov/$d.up" "$ov/$d.work"
@@ -45,9 +47,23 @@ unshare -m --propagation private sh -euc '
 	ls /usr/lib/idletime/slurm/*.so >/dev/null
 	PYTHONPATH= /usr/bin/python3 -I -c "import idletime, sys; assert idletime.__file__.startswith(\"/usr/lib/python3/dist-packages/\"), idletime.__file__"
 	pkg-config --exists idletime-ckpt
+	if [ -n "$tests" ]; then
+		# A local cluster that takes its plugins, hook and tools from the package paths (/usr) only:
+		# /usr/local is hidden above.
+		echo "idletime/test-debs: cluster tests against the installed packages: $tests"
+		export PREFIX=/usr IDLETIME_PREFIX=/usr IDLETIME_BIN=/usr/bin/idletime START_ARGS="--prefix /usr" \
+			IDLETIME_CLUSTER_DIR=/var/tmp/idletime-test-debs IDLETIME_CLUSTER_PORT_BASE=31000
+		rc=0
+		# shellcheck disable=SC2086 # word list
+		"$top/testsuite/cluster/run-tests.sh" $tests || rc=1
+		grep -q "^PluginDir=/usr/lib/idletime/slurm:" "$IDLETIME_CLUSTER_DIR/etc/slurm.conf" ||
+			{ echo "idletime/test-debs: the cluster did not take the packaged plugins: $(grep -i '^PluginDir' "$IDLETIME_CLUSTER_DIR/etc/slurm.conf")" >&2; rc=1; }
+		"$top/testsuite/cluster/stop.sh" >/dev/null 2>&1 || true
+		[ "$rc" = 0 ] || { echo "idletime/test-debs: cluster tests failed against the packages" >&2; exit 1; }
+	fi
 	# shellcheck disable=SC2086
 	"$top/scripts/test-purge.sh" $pkgs
-' sh "$ov" "$top" "$debs" "$pkgs"
+' sh "$ov" "$top" "$debs" "$pkgs" "${IDLETIME_DEB_CLUSTER_TESTS:-}"
 if [ -x /usr/local/bin/idletime ]; then
 	printf 'idletime/test-debs: /usr/local unchanged: '; /usr/local/bin/idletime --version
 fi
