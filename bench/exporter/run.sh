@@ -22,53 +22,19 @@ CONFIG=${IDLETIME_CONFIG_FILE:-$REPO/etc/idletime.json}
 [ -x "$EXP" ] || { echo "bench/exporter: no idletime-exporter at $EXP" >&2; exit 2; }
 ic_ctld_up || { echo "bench/exporter: cluster not running (testsuite/cluster/start.sh)" >&2; exit 2; }
 
-max=$(scontrol show config | sed -n 's/^MaxJobCount *= *//p')
-if [ "${max:-0}" -lt $((N + 1000)) ]; then
-	extra=$IC_ETC/bench-jobs.conf
-	echo "MaxJobCount=$((N + 5000))" >"$extra"
-	echo "bench/exporter: MaxJobCount=$max < N+1000: restarting slurmctld with --extra-conf $extra" >&2
-	"$CL/stop.sh" >/dev/null 2>&1 || true
-	"$CL/start.sh" --config "$CONFIG" ${IDLETIME_PREFIX:+--prefix "$IDLETIME_PREFIX"} --extra-conf "$extra" >/dev/null
-fi
-clean() {
-	squeue -h -n bench-jobs -o %i | xargs -r scancel
-	ic_poll 120 sh -c '[ -z "$(squeue -h -n bench-jobs -o %i)" ]' || true
-}
-trap clean EXIT
-have=$(squeue -h -n bench-jobs -o %i | wc -l)
-if [ "$have" -lt "$N" ]; then
-	t0=$(date +%s)
-	per=$(((N - have + 3) / 4))
-	for k in 0 1 2 3; do
-		runuser -u alice -- env SLURM_CONF="$SLURM_CONF" per="$per" k="$k" bash -c '
-			cd /tmp
-			for ((i = 0; i < per; i++)); do
-				if (( (i + k) % 2 )); then p=quota-team-a; else p=idle-a100-east,idle-a100-west; fi
-				sbatch --hold -J bench-jobs -o /dev/null -p "$p" --gres=gpu:1 --wrap=true >/dev/null || exit 1
-			done' &
-	done
-	wait
-	echo "bench/exporter: submitted $((N - have)) held jobs in $(($(date +%s) - t0)) s" >&2
-fi
-total=$(squeue -h -o %i | wc -l)
-echo "bench/exporter: $total jobs in the cluster" >&2
+# shellcheck disable=SC2034 # used by held-jobs.sh
+BENCH=bench/exporter
+# shellcheck source=../jobs/held-jobs.sh
+. "$REPO/bench/jobs/held-jobs.sh"
+trap bench_clean EXIT
+bench_held_jobs
 log=$(mktemp)
 "$EXP" --config="$CONFIG" --listen=127.0.0.1:0 2>"$log" &
 epid=$!
-trap 'kill "$epid" 2>/dev/null; rm -f "$log"; clean' EXIT
+trap 'kill "$epid" 2>/dev/null; rm -f "$log"; bench_clean' EXIT
 ic_poll 10 grep -q 'serving /metrics' "$log" || { cat "$log" >&2; exit 1; }
 url=http://127.0.0.1:$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$log")/metrics
 
-# median_ms CMD...: median wall time of R runs, milliseconds.
-median_ms() {
-	local i t0 ts=()
-	for ((i = 0; i < R; i++)); do
-		t0=$(date +%s%N)
-		"$@" >/dev/null
-		ts+=($((($(date +%s%N) - t0) / 1000000)))
-	done
-	printf '%s\n' "${ts[@]}" | sort -n | sed -n "$(((R + 1) / 2))p"
-}
 curl -sf "$url" >/dev/null  # warm caches once for both
 squeue >/dev/null
 sq=$(median_ms squeue)
