@@ -5,7 +5,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 BUILD="build-essential autoconf autoconf-archive automake libtool pkg-config g++ libslurm-dev libjson-c-dev
   libhwloc-dev libmunge-dev libssl-dev libxxhash-dev check clang libclang-rt-14-dev dpkg-dev
-  debhelper dh-python lintian"
+  debhelper dh-python lintian libmariadb-dev"
 RUNTIME="slurmctld slurmd slurmdbd slurm-client munge mariadb-server hwloc"
 TEST="python3 python3-numpy gnuplot-nox bc procps psmisc jq util-linux coreutils xxhash
   prometheus curl python3-venv python3-setuptools"

@@ -15,7 +15,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 CL=$REPO/testsuite/cluster
 N=${1:-10000}
 R=${2:-5}
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 CONFIG=${IDLETIME_CONFIG_FILE:-$REPO/etc/idletime.json}
 # shellcheck source=../../testsuite/cluster/common.sh
 . "$CL/common.sh"

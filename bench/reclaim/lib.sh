@@ -5,7 +5,7 @@
 
 RC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RC_JOBS=$RC_DIR/jobs
-RC_PREFIX=${IDLETIME_PREFIX:-/usr/local}
+RC_PREFIX=${IDLETIME_PREFIX:-${PREFIX:-/usr/local}}
 
 # it_submit gives sbatch a clean environment plus $IT_SUBMIT_ENV: point the jobs at the installed
 # Python package and library (so a build in another prefix works too) and at our job scripts.
@@ -76,10 +76,11 @@ rc_preempt_round() {
 }
 
 # rc_hook_configured: true when slurmctld runs idletime-ft-hook as EpilogSlurmctld (directly or
-# through a wrapper script that execs it).
+# through a wrapper script that execs it). Slurm 24.11 and later list each of several
+# EpilogSlurmctld scripts as EpilogSlurmctld[N]; the first one is idletime's.
 rc_hook_configured() {
 	local p
-	p=$(scontrol show config | sed -n 's/^EpilogSlurmctld *= *//p')
+	p=$(scontrol show config | sed -n 's/^EpilogSlurmctld\(\[0\]\)\? *= *//p')
 	[ -n "$p" ] && [ "$p" != "(null)" ] || return 1
 	[[ $(basename "$p") == idletime-ft-hook ]] || grep -q idletime-ft-hook "$p" 2>/dev/null
 }

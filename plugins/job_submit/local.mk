@@ -2,7 +2,7 @@
 # slurmctld provides Slurm's symbols).
 slurmplugin_LTLIBRARIES += plugins/job_submit/job_submit_idletime.la
 plugins_job_submit_job_submit_idletime_la_SOURCES = plugins/job_submit/job_submit_idletime.cpp \
-	plugins/job_submit/ctld_account.h
+	plugins/job_submit/ctld_account.h plugins/compat/version_guard.c
 # The DefaultAccount lookup needs slurmctld's internal assoc_mgr (ctld_account.h).
 if HAVE_SLURM_SRC
 plugins_job_submit_job_submit_idletime_la_SOURCES += plugins/job_submit/ctld_account.c

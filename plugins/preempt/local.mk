@@ -4,14 +4,18 @@
 idletime_slurm_cppflags = -I$(top_srcdir)/include -I$(top_srcdir) \
 	-isystem $(SLURM_SRC) -isystem $(SLURM_SRC)/src
 idletime_slurm_plugin_libadd = src/sched/libidlesched.la src/core/libidlecore.la $(JSONC_LIBS)
-idletime_slurm_plugin_ldflags = -L/usr/lib/x86_64-linux-gnu/slurm-wlm -lslurmfull \
-	-Wl,-rpath,/usr/lib/x86_64-linux-gnu/slurm-wlm \
+idletime_slurm_plugin_ldflags = -L$(SLURM_FULL_LIBDIR) -lslurmfull \
+	-Wl,-rpath,$(SLURM_FULL_LIBDIR) \
 	-Wl,--version-script=$(top_srcdir)/plugins/preempt/slurm_plugin.map
 EXTRA_DIST += plugins/preempt/slurm_plugin.map
+# Shared by preempt/idletime and site_factor/idletime; slurm_2205.h / slurm_2411.h are the
+# per-release adapters (slurm_internal.h picks one).
+idletime_slurm_internal_sources = plugins/preempt/job_view.c plugins/preempt/plugin_config.c \
+	plugins/preempt/slurm_internal.h plugins/preempt/slurm_2205.h plugins/preempt/slurm_2411.h \
+	plugins/compat/version_guard.c
 if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/preempt/preempt_idletime.la
-plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c \
-	plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/slurm_internal.h
+plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c $(idletime_slurm_internal_sources)
 plugins_preempt_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
 plugins_preempt_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_preempt_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags)
@@ -25,7 +29,7 @@ plugins_preempt_badver_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_liba
 plugins_preempt_badver_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere
 nodist_EXTRA_plugins_preempt_badver_preempt_idletime_la_SOURCES = dummy.cxx
 plugins_site_factor_badver_site_factor_idletime_la_SOURCES = plugins/site_factor/site_factor_idletime.c \
-	plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/slurm_internal.h
+	$(idletime_slurm_internal_sources)
 plugins_site_factor_badver_site_factor_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags) -DIDLETIME_PLUGIN_VERSION=0x160507
 plugins_site_factor_badver_site_factor_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_site_factor_badver_site_factor_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags) -rpath /nowhere

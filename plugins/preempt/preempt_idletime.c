@@ -14,7 +14,6 @@
 
 #include "src/common/bitstring.h"
 #include "src/slurmctld/job_scheduler.h"
-#include "src/slurmctld/preempt.h"
 
 const char plugin_name[] = "idletime checkpoint-aware preemption";
 const char plugin_type[] = "preempt/idletime";

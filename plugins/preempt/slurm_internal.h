@@ -1,7 +1,8 @@
 /*
  * slurm_internal.h - Slurm's internal controller headers for the thin C plugins, plus the
  * helpers both plugins share to copy a job record into an idletime_sched_job_t.
- * Built only against the exact Slurm source tree (--with-slurm-src).
+ * Built only against the exact Slurm source tree (--with-slurm-src); release differences are in
+ * slurm_2205.h and slurm_2411.h.
  */
 #ifndef IDLETIME_SLURM_INTERNAL_H
 #define IDLETIME_SLURM_INTERNAL_H
@@ -32,6 +33,14 @@
 #include "src/common/log.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
+
+/* What differs between Slurm releases is in one adapter header per series; this is the only
+ * place that chooses. */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+#include "plugins/preempt/slurm_2411.h"
+#else
+#include "plugins/preempt/slurm_2205.h"
+#endif
 
 #include "idletime/sched.h"
 

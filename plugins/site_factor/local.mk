@@ -3,7 +3,7 @@
 if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/site_factor/site_factor_idletime.la
 plugins_site_factor_site_factor_idletime_la_SOURCES = plugins/site_factor/site_factor_idletime.c \
-	plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/slurm_internal.h
+	$(idletime_slurm_internal_sources)
 plugins_site_factor_site_factor_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
 plugins_site_factor_site_factor_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_site_factor_site_factor_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags)

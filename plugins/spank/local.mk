@@ -4,7 +4,8 @@
 slurmplugin_LTLIBRARIES += plugins/spank/spank_idletime.la
 plugins_spank_spank_idletime_la_SOURCES = \
 	plugins/spank/spank_idletime.cpp plugins/spank/spank_c.h plugins/spank/hooks.hpp plugins/spank/idletime_env.h \
-	plugins/spank/submit_side.cpp plugins/spank/job_side.cpp plugins/spank/node_check.cpp
+	plugins/spank/submit_side.cpp plugins/spank/job_side.cpp plugins/spank/node_check.cpp \
+	plugins/compat/version_guard.c
 # node_check.cpp: hwloc GPU check at slurmd start (src/views/gpu.hpp). libidleviews.la already
 # holds libidlecore's objects (linking both duplicates them).
 plugins_spank_spank_idletime_la_LIBADD = plugins/spank/libspankcore.la src/views/libidleviews.la \

@@ -3,6 +3,7 @@
 // the Gres lookup and the drain need slurmctld, so they run in a detached grandchild (libslurm's
 // public API, symbols from slurmd itself) that alarm() ends after kChildSeconds.
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,7 +67,7 @@ void drain_node(const Check &c, const std::vector<views::NodeFinding> &f) {
     u.node_state = NODE_STATE_DRAIN;
     u.reason = const_cast<char *>(reason.c_str());
     if (slurm_update_node(&u) != SLURM_SUCCESS)
-        slurm_error("idletime/spank: node %s: cannot drain it: %s", c.node.c_str(), slurm_strerror(slurm_get_errno()));
+        slurm_error("idletime/spank: node %s: cannot drain it: %s", c.node.c_str(), slurm_strerror(idletime_slurm_errno()));
     else
         slurm_info("idletime/spank: node %s: drained (node_check.on_mismatch \"drain\"): %s", c.node.c_str(),
                    reason.c_str());
@@ -78,7 +79,7 @@ void gres_and_drain(const Check &c) {
     if (slurm_load_node_single(&msg, const_cast<char *>(c.node.c_str()), SHOW_ALL) != SLURM_SUCCESS || !msg ||
         msg->record_count == 0) {
         slurm_error("idletime/spank: node %s: Gres not checked: slurmctld did not answer for it (%s)%s", c.node.c_str(),
-                    slurm_strerror(slurm_get_errno()), c.drain ? "; not drained" : "");
+                    slurm_strerror(idletime_slurm_errno()), c.drain ? "; not drained" : "");
         if (msg) slurm_free_node_info_msg(msg);
         return;
     }

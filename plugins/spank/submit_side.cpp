@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pwd.h>
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurmdb.h>
 #include "src/core/log_text.hpp"
 #include "plugins/spank/spank_c.h"
@@ -52,7 +53,7 @@ std::string default_account(const std::string &user) {
     assoc_mgr_info_msg_t *msg = nullptr;
     std::string out;
     if (slurm_load_assoc_mgr_info(&req, &msg) == SLURM_SUCCESS && msg && msg->user_list) {
-        ListIterator it = slurm_list_iterator_create(msg->user_list);
+        idletime_list_itr_t it = slurm_list_iterator_create(msg->user_list);
         while (auto *rec = static_cast<slurmdb_user_rec_t *>(slurm_list_next(it)))
             if (rec->name && user == rec->name && rec->default_acct) out = rec->default_acct;
         slurm_list_iterator_destroy(it);

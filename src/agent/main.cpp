@@ -69,6 +69,7 @@ int main(int argc, char **argv) {
         own_dir = true;
     }
     const uint32_t job_id = env_u32("SLURM_JOB_ID");
+    if (job_id) slurmjob::init();
     const uint32_t base = o.ft.run_type == RunType::Async ? used_failures(job_id) : 0;
     fprintf(stderr, "idletime/run: %u worker(s), run type %s, policy %s, hang timeout %u s\n",
             o.workers, ft::run_type_str(o.ft.run_type), ft::policy_str(o.ft.policy),

@@ -15,6 +15,7 @@
 #include <string>
 
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurm_errno.h>
 
 #include "ckpt/notice.hpp"
@@ -421,7 +422,7 @@ static JobNow load_job_now(uint32_t id, const std::string &job)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
-        std::string why = slurm_strerror(slurm_get_errno());
+        std::string why = slurm_strerror(idletime_slurm_errno());
         slurm_free_job_info_msg(msg);
         throw Error(-ECANCELED, "release: cannot read job " + job + " from Slurm: " + why);
     }
@@ -500,7 +501,7 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
         }
         if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
-                                        slurm_strerror(slurm_get_errno()));
+                                        slurm_strerror(idletime_slurm_errno()));
         return 0;
     });
 }

@@ -6,6 +6,7 @@
 #include "ckpt/publish.hpp"
 
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurm_errno.h>
 
 #include <dlfcn.h>
@@ -41,7 +42,7 @@ void make_libslurm_global() {
 bool update_comment(uint32_t id, int64_t t, std::string &err) {
     job_info_msg_t *info = nullptr;
     if (slurm_load_job(&info, id, SHOW_DETAIL) != SLURM_SUCCESS || !info || info->record_count < 1) {
-        err = std::string("slurm_load_job: ") + slurm_strerror(slurm_get_errno());
+        err = std::string("slurm_load_job: ") + slurm_strerror(idletime_slurm_errno());
         if (info) slurm_free_job_info_msg(info);
         return false;
     }
@@ -53,7 +54,7 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
     desc.job_id = id;
     desc.comment = comment.data();
     if (slurm_update_job(&desc) != SLURM_SUCCESS) {
-        err = std::string("slurm_update_job: ") + slurm_strerror(slurm_get_errno());
+        err = std::string("slurm_update_job: ") + slurm_strerror(idletime_slurm_errno());
         return false;
     }
     return true;

@@ -609,6 +609,7 @@ int main(int argc, char **argv) {
     if (!parse_args(argc, argv, o)) return cmdline::kExitUsage;
     if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
     if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
+    slurmjob::init();
     try {
         slurmjob::Job job;
         const bool have = snapshot(o.job_id, o.snapshot_s, job);

@@ -2,12 +2,15 @@
 #include "hook/slurm_job.hpp"
 
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
+#include <cstring>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 namespace idletime::slurmjob {
@@ -16,14 +19,14 @@ namespace {
 thread_local int g_errno = 0;
 
 std::string slurm_err() {
-    g_errno = slurm_get_errno();
+    g_errno = idletime_slurm_errno();
     return slurm_strerror(g_errno);
 }
 
 std::vector<std::string> expand(const char *hosts) {
     std::vector<std::string> out;
     if (!hosts || !*hosts) return out;
-    hostlist_t hl = slurm_hostlist_create(hosts);
+    idletime_hostlist_t hl = slurm_hostlist_create(hosts);
     if (!hl) return out;
     while (char *h = slurm_hostlist_shift(hl)) {
         out.emplace_back(h);
@@ -90,6 +93,11 @@ void fill(const slurm_job_info_t &j, Job &out) {
 }
 
 }  // namespace
+
+void init() {
+    static std::once_flag once;
+    std::call_once(once, [] { slurm_init(nullptr); });
+}
 
 bool load(uint32_t job_id, Job &out, std::string &err) {
     job_info_msg_t *msg = nullptr;
@@ -168,26 +176,25 @@ bool failed_nodes(const std::vector<std::string> &nodes, std::vector<std::string
 
 bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vector<std::string> &add,
                    std::string &err) {
-    hostlist_t hl = slurm_hostlist_create(current.c_str());
+    idletime_hostlist_t hl = slurm_hostlist_create(current.c_str());
     if (!hl) {
         err = "cannot parse the excluded nodes \"" + current + "\"";
         return false;
     }
     for (const auto &n : add)
         if (slurm_hostlist_find(hl, n.c_str()) < 0) slurm_hostlist_push_host(hl, n.c_str());
-    char *text = slurm_hostlist_ranged_string_malloc(hl);
+    // slurm_hostlist_ranged_string is in every supported release (the _malloc variant is not):
+    // -1 while the buffer is too small.
+    std::string text(256, '\0');
+    while (slurm_hostlist_ranged_string(hl, text.size(), text.data()) < 0 && text.size() < (1u << 24))
+        text.resize(text.size() * 2);
     slurm_hostlist_destroy(hl);
-    if (!text) {
-        err = "out of memory";
-        return false;
-    }
+    text.resize(strnlen(text.c_str(), text.size()));
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     d.job_id = job_id;
-    d.exc_nodes = text;
-    bool ok = update(d, err);
-    free(text);
-    return ok;
+    d.exc_nodes = text.data();
+    return update(d, err);
 }
 
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
@@ -212,13 +219,13 @@ namespace {
 // record asynchronously and with the job's AdminComment of that moment: writing ours before it
 // arrived would be overwritten).
 bool run_ended_in_db(void *db, slurmdb_job_cond_t &cond, int64_t start, std::string &err) {
-    List jobs = slurmdb_jobs_get(db, &cond);
+    idletime_list_t jobs = slurmdb_jobs_get(db, &cond);
     if (!jobs) {
         err = "accounting query failed: " + slurm_err();
         return false;
     }
     bool ended = false;
-    ListIterator it = slurm_list_iterator_create(jobs);
+    idletime_list_itr_t it = slurm_list_iterator_create(jobs);
     while (auto *r = static_cast<slurmdb_job_rec_t *>(slurm_list_next(it)))
         if (r->end > 0 && (start <= 0 || r->start == start)) ended = true;
     slurm_list_iterator_destroy(it);
@@ -244,7 +251,10 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
     slurm_selected_step_t step{};
     step.array_task_id = NO_VAL;
     step.het_job_offset = NO_VAL;
-    step.step_id = {job_id, NO_VAL, NO_VAL};
+    // Field by field: later releases add members to slurm_step_id_t.
+    step.step_id.job_id = job_id;
+    step.step_id.step_id = NO_VAL;
+    step.step_id.step_het_comp = NO_VAL;
     slurmdb_job_cond_t cond{};
     // As sacctmgr does: db_flags 0 would mean "only jobs whose scheduling flags are 0"
     // (SLURMDB_JOB_FLAG_NONE), which matches no job that ever ran; no default time window.
@@ -259,7 +269,7 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
         slurmdb_job_rec_t rec{};
         rec.derived_ec = NO_VAL;  // leave unchanged
         rec.admin_comment = const_cast<char *>(text.c_str());
-        List changed = slurmdb_job_modify(db, &cond, &rec);
+        idletime_list_t changed = slurmdb_job_modify(db, &cond, &rec);
         ok = changed && slurm_list_count(changed) > 0;
         if (!ok) err = changed ? "job not found in accounting" : slurm_err();
         if (changed) slurm_list_destroy(changed);

@@ -11,6 +11,11 @@
 
 namespace idletime::slurmjob {
 
+// Reads slurm.conf and loads libslurm's auth and hash plugins (slurm_init), once per process.
+// Slurm 23.02 and later refuse every RPC before it ("No hash plugins loaded"); call it before
+// the first function below, only where slurm.conf is reachable (slurmctld's epilog, a job).
+void init();
+
 struct Job {
     ft::JobSnapshot snap;
     uint32_t state = 0;       // raw job_state

@@ -32,6 +32,32 @@ ic_layout() {
 	IC_PORT_DBD=$((IC_PORT_BASE + 19))
 	IC_PORT_SLURMD0=$((IC_PORT_BASE + 100))
 	export SLURM_CONF=$IC_CONF
+	# The Slurm this state dir runs (start.sh --slurm): its commands come first in PATH.
+	[ ! -s "$IC_ETC/slurm-prefix" ] || ic_slurm_use "$(cat "$IC_ETC/slurm-prefix")"
+}
+
+# ---- which Slurm ------------------------------------------------------------------------------
+# ic_slurm_use PREFIX: run Slurm from PREFIX (scripts/get-slurm.sh builds one into
+# /opt/slurm/<version>); /usr is Debian's packages. Sets IC_SLURM, IC_SLURM_PLUGINS (Slurm's own
+# plugin dir), IC_SLURM_PATH (a PATH prefix, "" for /usr) and puts PREFIX/bin first in PATH.
+IC_SLURM=/usr IC_SLURM_PLUGINS=/usr/lib/x86_64-linux-gnu/slurm-wlm IC_SLURM_PATH=
+ic_slurm_use() {
+	# The real path: /opt/slurm/24.11 is a link to the release it was last built as (24.11.5).
+	IC_SLURM=$(readlink -f "${1:-/usr}" 2>/dev/null || echo "${1%/}")
+	if [ "$IC_SLURM" = /usr ] || [ -z "$IC_SLURM" ]; then
+		IC_SLURM=/usr IC_SLURM_PLUGINS=/usr/lib/x86_64-linux-gnu/slurm-wlm IC_SLURM_PATH=
+		return 0
+	fi
+	[ -x "$IC_SLURM/sbin/slurmctld" ] && [ -x "$IC_SLURM/bin/sbatch" ] ||
+		ic_die "--slurm $IC_SLURM: no sbin/slurmctld and bin/sbatch there (scripts/get-slurm.sh SERIES builds one)"
+	IC_SLURM_PLUGINS=$IC_SLURM/lib/slurm
+	IC_SLURM_PATH=$IC_SLURM/bin:
+	case ":$PATH:" in *":$IC_SLURM/bin:"*) ;; *) PATH=$IC_SLURM/bin:$PATH ;; esac
+	export PATH
+}
+# ic_slurm_sbin DAEMON: the daemon's binary (Debian names slurmctld, slurmd, slurmstepd *-wlm).
+ic_slurm_sbin() {
+	if [ "$IC_SLURM" = /usr ] && [ "$1" != slurmdbd ]; then echo "/usr/sbin/$1-wlm"; else echo "$IC_SLURM/sbin/$1"; fi
 }
 ic_layout
 

@@ -63,7 +63,7 @@ it_submit() {
 	# state dir (later args override it). IT_SUBMIT_ENV: extra NAME=VALUE words.
 	# shellcheck disable=SC2086 # IT_SUBMIT_ENV is a word list
 	out=$(cd "${home:-/tmp}" && runuser -u "$user" -- env -i HOME="${home:-/tmp}" USER="$user" LOGNAME="$user" \
-		SHELL=/bin/bash PATH=${PREFIX:-/usr/local}/bin:/usr/bin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" ${IT_SUBMIT_ENV:-} \
+		SHELL=/bin/bash PATH=$IC_SLURM_PATH${PREFIX:-/usr/local}/bin:/usr/bin:/bin LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" ${IT_SUBMIT_ENV:-} \
 		sbatch --parsable --output="$IC_DIR/out/%x-%j.out" "$@" 2>&1) || {
 		echo "it_submit: sbatch as $user failed: $out" >&2
 		return 1
@@ -75,6 +75,15 @@ it_submit() {
 # it_job_field JOBID FIELD: value of FIELD in `scontrol show job -o JOBID` (empty if unknown).
 it_job_field() {
 	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+
+# it_job_gpus JOBID: GPUs Slurm allocated to the job (gres/gpu of its allocated TRES: TRES= in
+# Slurm 22.05, AllocTRES= since 23.02).
+it_job_gpus() {
+	local t
+	t=$(it_job_field "$1" AllocTRES)
+	[ -n "$t" ] || t=$(it_job_field "$1" TRES)
+	tr ',' '\n' <<<"$t" | sed -n 's#^gres/gpu=##p'
 }
 
 # it_job_out JOBID: path of the job's stdout file (StdOut of scontrol, %j etc. expanded).

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Start the local Slurm cluster (munged, MariaDB, slurmdbd, slurmctld, one slurmd per node) on
 # loopback, configured from an idletime JSON config through `idletime render`. Idempotent.
-# Usage: start.sh [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]...
+# Usage: start.sh [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]...
+# --slurm PREFIX: run every Slurm daemon and command from a Slurm installed into PREFIX
+# (scripts/get-slurm.sh; default Debian's packages in /usr); it is remembered in the state dir.
 # --no-idletime: a site before idletime (t-site-adopt): --no-plugins, and neither the rendered
 # partitions nor idletime's QOS, accounts or test users; the site's partitions come from --extra-conf.
 set -euo pipefail
@@ -9,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 usage() {
-	echo "usage: $0 [--config FILE] [--prefix DIR] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]..." >&2
+	echo "usage: $0 [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]..." >&2
 	exit 2
 }
 
@@ -17,6 +19,7 @@ CONFIG=
 PREFIX=${PREFIX:-/usr/local}
 PLUGINS=1
 SITE_ONLY=0
+SLURM_ARG=${IDLETIME_SLURM:-}
 EXTRA=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -24,6 +27,8 @@ while [ $# -gt 0 ]; do
 	--config=*) CONFIG=${1#*=}; shift ;;
 	--prefix) PREFIX=${2:?}; shift 2 ;;
 	--prefix=*) PREFIX=${1#*=}; shift ;;
+	--slurm) SLURM_ARG=${2:?}; shift 2 ;;
+	--slurm=*) SLURM_ARG=${1#*=}; shift ;;
 	--dir) IC_DIR=${2:?}; shift 2 ;;
 	--dir=*) IC_DIR=${1#*=}; shift ;;
 	--no-plugins) PLUGINS=0; shift ;;
@@ -38,6 +43,9 @@ done
 case $IC_DIR in /*) ;; *) IC_DIR=$PWD/$IC_DIR ;; esac
 ic_layout
 T0=$(date +%s%N)
+# Which Slurm: --slurm, else the one this state dir ran last, else Debian's (ic_slurm_use).
+[ -n "$SLURM_ARG" ] || SLURM_ARG=$(cat "$IC_DIR/etc/slurm-prefix" 2>/dev/null || true)
+ic_slurm_use "${SLURM_ARG:-/usr}"
 
 # ---- config and rendering --------------------------------------------------------------------
 REPO=$(cd "$IC_SRC/../.." && pwd)
@@ -58,6 +66,13 @@ IDLETIME_BIN=${IDLETIME_BIN:-$PREFIX/bin/idletime}
 mkdir -p "$IC_DIR" "$IC_ETC/render" "$IC_RUN" "$IC_LOGD" "$IC_BIN" "$IC_SPOOL" "$IC_GPU" "$IC_DIR/out"
 chmod 755 "$IC_DIR" "$IC_ETC" "$IC_BIN"
 chmod 1777 "$IC_DIR/out"
+# A state dir belongs to one Slurm: slurmdbd converts the database and slurmctld its state files
+# to its own release, and an older one cannot read them back.
+PREV_SLURM=$(cat "$IC_ETC/slurm-prefix" 2>/dev/null || true)
+[ -n "$PREV_SLURM" ] || [ ! -d "$IC_MYSQL/data/mysql" ] || PREV_SLURM=/usr
+[ -z "$PREV_SLURM" ] || [ "$PREV_SLURM" = "$IC_SLURM" ] ||
+	ic_die "state dir $IC_DIR ran the Slurm in $PREV_SLURM, not $IC_SLURM: use another --dir (or stop.sh --dir $IC_DIR and remove it)"
+echo "$IC_SLURM" >"$IC_ETC/slurm-prefix"
 
 [ -x "$IDLETIME_BIN" ] ||
 	ic_die "no idletime tool at '$IDLETIME_BIN' (run make install, or set IDLETIME_BIN / --prefix)"
@@ -134,7 +149,7 @@ SlurmctldParameters=preempt_send_user_signal
 EOF
 	[ -z "$FT_HOOK" ] || echo "EpilogSlurmctld=$FT_HOOK"
 	if [ -n "$PLUGIN_DIR" ]; then
-		echo "PluginDir=$PLUGIN_DIR:/usr/lib/x86_64-linux-gnu/slurm-wlm"
+		echo "PluginDir=$PLUGIN_DIR:$IC_SLURM_PLUGINS"
 		[ ! -f "$PLUGIN_DIR/job_submit_idletime.so" ] || echo "JobSubmitPlugins=idletime"
 		[ ! -f "$PLUGIN_DIR/spank_idletime.so" ] || echo "PlugStackConfig=$IC_ETC/plugstack.conf"
 	fi
@@ -249,7 +264,7 @@ PLUGINS_CHANGED=0
 mv "$IC_ETC/slurm.conf.new" "$IC_CONF"
 mv "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf"
 
-for b in slurmctld slurmd slurmstepd; do ln -sfn "/usr/sbin/$b-wlm" "$IC_BIN/$b"; done
+for b in slurmctld slurmd slurmstepd slurmdbd; do ln -sfn "$(ic_slurm_sbin "$b")" "$IC_BIN/$b"; done
 
 # ---- test users ----------------------------------------------------------------------------
 ACCOUNTS=$(jq -r '[.. | objects | select(has("accounts")) | .accounts[]?] | unique | .[]' "$CONFIG")
@@ -338,7 +353,7 @@ dbd_ok() { sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; }
 start_slurmdbd() {
 	ic_running slurmdbd && ic_poll 10 dbd_ok && return 0
 	ic_stop_daemon slurmdbd 20
-	launch slurmdbd /usr/sbin/slurmdbd -D
+	launch slurmdbd "$IC_BIN/slurmdbd" -D
 	await slurmdbd 60 dbd_ok
 }
 

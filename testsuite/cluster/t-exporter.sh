@@ -7,7 +7,7 @@
 # to it), PROMTOOL (default promtool, Debian package prometheus).
 . "$(dirname "$0")/lib.sh"
 it_begin
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 EXP=${IDLETIME_EXPORTER:-$(dirname "$(dirname "$IT")")/sbin/idletime-exporter}
 PROMTOOL=${PROMTOOL:-promtool}
 CFG=${IDLETIME_TEST_CONFIG:-$(cd "$IC_SRC/../.." && pwd)/etc/idletime.json}

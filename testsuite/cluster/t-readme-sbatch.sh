@@ -36,7 +36,7 @@ as() {
 	local user=$1 dir=$2
 	shift 2
 	(cd "$dir" && runuser -u "$user" -- env -i HOME="$dir" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
-		PATH="${PREFIX:-/usr/local}/bin:/usr/bin:/bin" LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "$@" 2>&1)
+		PATH="$IC_SLURM_PATH${PREFIX:-/usr/local}/bin:/usr/bin:/bin" LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "$@" 2>&1)
 }
 # submit LINE: the README line (word-split) as bob; prints the job id.
 BOBDIR=$(workdir bob)

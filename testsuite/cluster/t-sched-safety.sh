@@ -4,7 +4,7 @@
 #  (a) a broken config at `scontrol reconfigure`: both keep the last good one (log line) and
 #      preemption still follows it; a fixed file is loaded again;
 #  (b) plugins built for another Slurm version (plugin_version 0x160507): slurmctld refuses them
-#      with a clear log line; for site_factor it keeps running without the factor; for preempt
+#      with a clear log line (and idletime's own naming both releases); for site_factor it keeps running without the factor; for preempt
 #      Slurm itself makes the failed PreemptType fatal at start (asserted, so a change shows).
 # Restarts slurmctld of the cluster (by pid) and leaves it as it found it. Run on your own instance.
 # Env: IDLETIME_BUILD_DIR (build tree with plugins/*/badver/.libs, default $PWD).
@@ -77,6 +77,10 @@ for kind in site_factor preempt; do
 	sleep 2
 	line=$(since "$m" | grep "Incompatible Slurm plugin .* version" | head -n1)
 	[ -n "$line" ] || it_fail "$kind: no log line about the plugin version"
+	# idletime's own line (plugins/compat/version_guard.c) names both releases.
+	host=$(scontrol -V | awk '{print $2}')
+	guard=$(since "$m" | grep "idletime: $kind/idletime (.*) was built for Slurm 22.05.7 but this is Slurm $host: not loaded" | head -n1)
+	[ -n "$guard" ] || it_fail "$kind: no idletime log line naming both releases (22.05.7 and $host)"
 	it_info "(b) $kind 0x160507: slurmctld up=$up; log: ${line#*] }"
 	if [ "$kind" = site_factor ]; then
 		[ "$up" = 1 ] || it_fail "slurmctld went down on a site_factor plugin of another version"

@@ -30,7 +30,7 @@ fi
 	it_fail "job $id has directories outside alice's: $(find "$ROOT" -name "$id*")"
 it_info "job $id (SLURM_JOB_USER=frank): $dir, nothing for frank"
 
-out=$(cd /tmp && timeout 60 runuser -u alice -- env -i HOME=/tmp PATH="${PREFIX:-/usr/local}/bin:/usr/bin:/bin" SLURM_CONF="$SLURM_CONF" SLURM_JOB_USER=frank \
+out=$(cd /tmp && timeout 60 runuser -u alice -- env -i HOME=/tmp PATH="$IC_SLURM_PATH${PREFIX:-/usr/local}/bin:/usr/bin:/bin" SLURM_CONF="$SLURM_CONF" SLURM_JOB_USER=frank \
 	srun --idle-resources=only --gres=gpu:a100:1 -t 1 sh -c 'echo "JOB=$SLURM_JOB_ID DIR=$IDLETIME_CKPT_DIR $(stat -c "%U %a" "$IDLETIME_CKPT_DIR")"' 2>&1) ||
 	it_fail "interactive srun: $out"
 line=$(grep '^JOB=' <<<"$out")

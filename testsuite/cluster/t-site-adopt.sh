@@ -31,7 +31,7 @@ as() {
 	local user=$1
 	shift
 	(cd "$WORK/$user" && runuser -u "$user" -- env -i HOME="$WORK/$user" USER="$user" LOGNAME="$user" SHELL=/bin/bash \
-		PATH="$PREFIX/bin:/usr/bin:/bin" LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "$@" 2>&1)
+		PATH="$IC_SLURM_PATH$PREFIX/bin:/usr/bin:/bin" LANG=C.UTF-8 SLURM_CONF="$SLURM_CONF" "$@" 2>&1)
 }
 # sub USER ARGS...: sbatch as USER; prints the job id.
 sub() {

@@ -21,7 +21,7 @@ submit_check() {
 	local name=$1 want=$2 home out id
 	shift 2
 	home=$(getent passwd frank | cut -d: -f6)
-	out=$(cd "${home:-/tmp}" && runuser -u frank -- env -i HOME="${home:-/tmp}" PATH=/usr/local/bin:/usr/bin:/bin \
+	out=$(cd "${home:-/tmp}" && runuser -u frank -- env -i HOME="${home:-/tmp}" PATH=$IC_SLURM_PATH/usr/local/bin:/usr/bin:/bin \
 		SLURM_CONF="$SLURM_CONF" sbatch -vv --parsable --hold -J "defacct-$name" --output=/dev/null \
 		--idle-resources=none --gres=gpu:a100:1 "$@" "$SLEEP" 5 2>&1) || it_fail "$name: sbatch failed: $out"
 	id=$(tail -n1 <<<"$out")

@@ -5,7 +5,7 @@
 # --drain drains a mismatching node with both values in the reason.
 . "$(dirname "$0")/lib.sh"
 it_begin
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 SRC=$(cd "$IC_SRC/../.." && pwd)
 CFG=${IDLETIME_TEST_CONFIG:-$SRC/etc/idletime.json}
 DATA=$SRC/testsuite/views/data

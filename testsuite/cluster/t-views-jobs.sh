@@ -6,7 +6,7 @@
 # dispatcher in IDLETIME_EXEC_PATH or the install's libexec dir.
 . "$(dirname "$0")/lib.sh"
 it_begin
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 CFG=${IDLETIME_TEST_CONFIG:-$(cd "$IC_SRC/../.." && pwd)/etc/idletime.json}
 [ -x "$IT" ] || it_fail "no idletime tool at $IT"
 jobs_as() { local u=$1; shift; runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" IDLETIME_EXEC_PATH="${IDLETIME_EXEC_PATH:-}" "$IT" jobs --config="$CFG" "$@"; }
@@ -61,7 +61,7 @@ q=$(runuser -u alice -- env SLURM_CONF="$SLURM_CONF" IDLETIME_EXEC_PATH="${IDLET
 	it_fail "idletime quota --json failed"
 qv() { jq -r ".quotas[] | select(.name == \"$1\") | $2" <<<"$q"; }
 pv() { jq -r ".pools[] | select(.name == \"$1\") | $2" <<<"$q"; }
-gpus_c=$(it_job_field "$c" TRES | tr ',' '\n' | sed -n 's#^gres/gpu=##p')
+gpus_c=$(it_job_gpus "$c")
 it_assert_eq 2 "$gpus_c" "GPUs Slurm allocated to carol's job"
 it_assert_eq "1|1|0" "$(qv team-a '[.used.gpus,.lent.gpus,.borrowed.gpus]|join("|")')" "team-a used|lent|borrowed"
 it_assert_eq "0|1|0" "$(qv team-b '[.used.gpus,.lent.gpus,.borrowed.gpus]|join("|")')" "team-b used|lent|borrowed"

@@ -5,7 +5,7 @@
 # is drained. On this emulated cluster (no real GPUs) every GPU node mismatches.
 . "$(dirname "$0")/lib.sh"
 it_begin
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 SRC=$(cd "$IC_SRC/../.." && pwd)
 CFG=${IDLETIME_TEST_CONFIG:-$SRC/etc/idletime.json}
 [ -x "$IT" ] || it_fail "no idletime tool at $IT"

@@ -18,7 +18,7 @@
 . "$IC_SRC/ft-lib.sh"
 it_begin
 ft_require_hook
-IT=${IDLETIME_BIN:-/usr/local/bin/idletime}
+IT=${IDLETIME_BIN:-${PREFIX:-/usr/local}/bin/idletime}
 CFG=${IDLETIME_TEST_CONFIG:-$(cd "$IC_SRC/../.." && pwd)/etc/idletime.json}
 PREFIX=${IDLETIME_PREFIX:-$(dirname "$(dirname "$FT_RUN")")}
 PY=$(it_python_dir "$PREFIX") && [ -n "$PY" ] || it_fail "no idletime-ckpt.pc under $PREFIX/lib/pkgconfig (make install?)"
@@ -36,7 +36,7 @@ row() { jobs_as "$1" --json | jq -r --argjson id "$2" ".jobs[] | select(.job_id 
 quota_json() { "$IT" quota --config="$CFG" --json; }
 qv() { jq -r ".quotas[] | select(.name == \"$2\") | $3" <<<"$1"; }
 pv() { jq -r ".pools[] | select(.name == \"$2\") | $3" <<<"$1"; }
-gpus_of() { it_job_field "$1" TRES | tr ',' '\n' | sed -n 's#^gres/gpu=##p'; }
+gpus_of() { it_job_gpus "$1"; }
 # idle_gpus PARTITION: GPUs Slurm allocated to the jobs running in PARTITION now
 idle_gpus() {
 	local s=0 id

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <unistd.h>
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurm_errno.h>
 
 namespace idletime::replay {
@@ -35,7 +36,7 @@ CtldPlugins load_ctld_plugins()
 {
     slurm_conf_t *conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
-        throw SlurmError(std::string("slurm_load_ctl_conf: ") + slurm_strerror(slurm_get_errno()));
+        throw SlurmError(std::string("slurm_load_ctl_conf: ") + slurm_strerror(idletime_slurm_errno()));
     auto str = [](const char *s) { return std::string(s ? s : ""); };
     CtldPlugins p{str(conf->preempt_type), str(conf->priority_type), str(conf->job_submit_plugins)};
     slurm_free_ctl_conf(conf);
@@ -79,7 +80,7 @@ uint32_t submit_job(const SubmitSpec &s)
     if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS || !resp)
         throw SlurmError("submitting " + s.name + " (account " + s.account + ", partition " +
                          (s.partition.empty() ? "<routed>" : s.partition) +
-                         "): " + slurm_strerror(slurm_get_errno()));
+                         "): " + slurm_strerror(idletime_slurm_errno()));
     uint32_t id = resp->job_id;
     slurm_free_submit_response_response_msg(resp);
     return id;
@@ -89,7 +90,7 @@ std::vector<JobView> load_jobs(const std::set<uint32_t> &ids)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
     std::vector<JobView> out;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         const slurm_job_info_t &j = msg->job_array[i];
@@ -116,7 +117,7 @@ int foreign_active_jobs(const std::set<uint32_t> &ids)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
     int n = 0;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         uint32_t base = msg->job_array[i].job_state & JOB_STATE_BASE;

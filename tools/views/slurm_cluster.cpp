@@ -1,6 +1,7 @@
 // The running cluster for `idletime check`: slurm.conf settings, partitions, QOS limits,
 // accounts (libslurm and slurmdb public API) and whether plugstack.conf loads spank_idletime.
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
@@ -51,7 +52,7 @@ std::string part_state(uint16_t st) {
 
 bool load_settings(views::ClusterInfo &out, std::string &err) {
     slurm_conf_t *c = nullptr;
-    if (slurm_load_ctl_conf(0, &c) != SLURM_SUCCESS) return err = slurm_strerror(slurm_get_errno()), false;
+    if (slurm_load_ctl_conf(0, &c) != SLURM_SUCCESS) return err = slurm_strerror(idletime_slurm_errno()), false;
     auto &m = out.settings;
     m["PreemptType"] = s(c->preempt_type);
     m["PreemptMode"] = preempt_mode(c->preempt_mode);
@@ -75,7 +76,7 @@ bool load_settings(views::ClusterInfo &out, std::string &err) {
 
 bool load_partitions(views::ClusterInfo &out, std::string &err) {
     partition_info_msg_t *msg = nullptr;
-    if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) return err = slurm_strerror(slurm_get_errno()), false;
+    if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) return err = slurm_strerror(idletime_slurm_errno()), false;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         const partition_info_t &p = msg->partition_array[i];
         views::PartitionInfo x;
@@ -94,9 +95,9 @@ bool load_partitions(views::ClusterInfo &out, std::string &err) {
 }
 
 template <class T, class F>
-void each(List l, F f) {
+void each(idletime_list_t l, F f) {
     if (!l) return;
-    ListIterator it = slurm_list_iterator_create(l);
+    idletime_list_itr_t it = slurm_list_iterator_create(l);
     while (void *x = slurm_list_next(it)) f(*static_cast<T *>(x));
     slurm_list_iterator_destroy(it);
     slurm_list_destroy(l);
@@ -119,7 +120,7 @@ std::string tres_names(const std::string &ids, const std::map<uint32_t, std::str
 bool load_accounting(views::ClusterInfo &out, std::string &err) {
     uint16_t flags = 0;
     void *db = slurmdb_connection_get(&flags);
-    if (!db) return err = "cannot connect to slurmdbd: " + std::string(slurm_strerror(slurm_get_errno())), false;
+    if (!db) return err = "cannot connect to slurmdbd: " + std::string(slurm_strerror(idletime_slurm_errno())), false;
     std::map<uint32_t, std::string> names;
     slurmdb_tres_cond_t tc;
     slurmdb_init_tres_cond(&tc, 0);

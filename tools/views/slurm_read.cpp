@@ -3,6 +3,7 @@
 
 #include <pwd.h>
 #include <slurm/slurm.h>
+#include "compat/slurm_api.h"
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
@@ -17,7 +18,7 @@ namespace {
 using views::JobInfo;
 using views::SlurmState;
 
-std::string slurm_err() { return slurm_strerror(slurm_get_errno()); }
+std::string slurm_err() { return slurm_strerror(idletime_slurm_errno()); }
 std::string s(const char *p) { return p ? p : ""; }
 
 std::string user_name(uint32_t uid, const char *given) {
@@ -111,23 +112,23 @@ struct Db {
 };
 
 struct ListOf {
-    List l;
-    explicit ListOf(List x) : l(x) {}
+    idletime_list_t l;
+    explicit ListOf(idletime_list_t x) : l(x) {}
     ~ListOf() {
         if (l) slurm_list_destroy(l);
     }
     template <class T, class F>
     void each(F f) const {
         if (!l) return;
-        ListIterator it = slurm_list_iterator_create(l);
+        idletime_list_itr_t it = slurm_list_iterator_create(l);
         while (void *x = slurm_list_next(it)) f(*static_cast<T *>(x));
         slurm_list_iterator_destroy(it);
     }
 };
 
 // A list of C strings we own (no destructor: the strings live in the caller's std::string).
-List names(std::initializer_list<const std::string *> v) {
-    List l = slurm_list_create(nullptr);
+idletime_list_t names(std::initializer_list<const std::string *> v) {
+    idletime_list_t l = slurm_list_create(nullptr);
     for (const std::string *x : v) slurm_list_append(l, const_cast<char *>(x->c_str()));
     return l;
 }

@@ -1,0 +1,77 @@
+/*
+ * version_guard.c - linked into every idletime Slurm plugin. When the plugin is loaded into a
+ * Slurm other than the one it was built for, logs one line naming both versions and the fix,
+ * before Slurm's own version check refuses the plugin (Slurm's line names only the plugin's).
+ *
+ * Runs at dlopen() time (a constructor): the running Slurm's exact version is the
+ * plugin_version of any Slurm plugin that process already loaded (auth/munge, select/...),
+ * found by walking the loaded objects. Nothing is logged when no such plugin is loaded yet or
+ * the versions agree. Never blocks, allocates nothing, never fails the load by itself.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+#include <slurm/slurm_version.h>
+
+extern const char plugin_type[];
+extern const uint32_t plugin_version;
+
+struct host_seen {
+	const char *self;   /* our own object's path */
+	uint32_t version;   /* plugin_version of the first other Slurm plugin, or 0 */
+	const char *from;   /* that plugin's path */
+};
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct host_seen *h = arg;
+	const char *name = info->dlpi_name;
+	void *handle;
+	const uint32_t *v;
+	const char *t;
+
+	(void) size;
+	if (h->version || !name || !*name || (h->self && !strcmp(name, h->self)))
+		return h->version != 0;
+	if (!(handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD)))
+		return 0;
+	v = dlsym(handle, "plugin_version");
+	t = dlsym(handle, "plugin_type");
+	/* Another idletime plugin is no witness of the host's version. */
+	if (v && t && strncmp(t + strcspn(t, "/"), "/idletime", 9)) {
+		h->version = *v;
+		h->from = name;
+	}
+	dlclose(handle);
+	return h->version != 0;
+}
+
+static void version_str(uint32_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%02u.%u", (unsigned) SLURM_VERSION_MAJOR(v), (unsigned) SLURM_VERSION_MINOR(v),
+		 (unsigned) SLURM_VERSION_MICRO(v));
+}
+
+__attribute__((constructor)) static void idletime_version_guard(void)
+{
+	struct host_seen h = { 0 };
+	Dl_info self;
+	/* SPANK plugins need only the same major.minor (as Slurm checks); others the exact release. */
+	uint32_t mask = strcmp(plugin_type, "spank") ? 0xffffff : 0xffff00;
+	char built[32], host[32];
+
+	if (dladdr((void *) &plugin_version, &self) && self.dli_fname)
+		h.self = self.dli_fname;
+	dl_iterate_phdr(visit, &h);
+	if (!h.version || (h.version & mask) == (plugin_version & mask))
+		return;
+	version_str(plugin_version, built, sizeof(built));
+	version_str(h.version, host, sizeof(host));
+	slurm_error("idletime: %s (%s) was built for Slurm %s but this is Slurm %s: not loaded; rebuild idletime against this Slurm (./configure --with-slurm=PREFIX --with-slurm-src=DIR)",
+		    plugin_type, h.self ? h.self : "?", built, host);
+}

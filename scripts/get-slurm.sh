@@ -1,0 +1,96 @@
+#!/bin/sh
+# Fetches Debian's source of one Slurm generation, builds it once into its own prefix and
+# prints that prefix. A later call reuses the build. Binaries of trixie or sid are never
+# installed (they would need their libc): only their source package is fetched.
+# Usage: get-slurm.sh [--src|--fetch] 22.05|24.11|26.05   (run as root)
+#   prints the prefix (22.05: /usr, Debian 12's packages); --src prints the configured source
+#   tree instead (pass it to idletime's ./configure --with-slurm-src=DIR); --fetch only fetches
+#   and unpacks the source (no build) and prints the tree.
+# Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
+#   IDLETIME_SLURM_SRC (default /var/tmp/idletime-slurm-src), IDLETIME_SLURM_JOBS (default 2).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+want=src_no
+case "${1:-}" in --src) want=src; shift ;; --fetch) want=fetch; shift ;; esac
+series=${1:-}
+root=${IDLETIME_SLURM_ROOT:-/opt/slurm}
+srcroot=${IDLETIME_SLURM_SRC:-/var/tmp/idletime-slurm-src}
+jobs=${IDLETIME_SLURM_JOBS:-2}
+die() { echo "idletime/get-slurm: $*" >&2; exit 1; }
+
+# fetch_source: apt-get source; where the archive lacks a file at the suite's own pool (seen:
+# the .dsc of a security update), each file is taken from whichever of the suite's pools has it,
+# checked against the SHA-256 in the signed Sources index, unpacked and patched as dpkg-source does.
+fetch_source() {
+    mkdir -p "$srcroot"
+    cd "$srcroot"
+    log=$srcroot/apt-source-$upstream.log
+    if apt-get source -q "slurm-wlm=$debver" >/dev/null 2>"$log" && [ -d "$tree" ]; then return 0; fi
+    # apt-cache showsrc takes no =VERSION: keep the checksums of the stanza of that version.
+    sums=$(apt-cache showsrc slurm-wlm | awk -v v="$debver" '/^Package:/{ok=0} /^Version:/{ok=($2 == v)}
+        /^Checksums-Sha256:/{c=ok;next} c&&/^ /{print $1, $3; next} {c=0}' | sort -u)
+    [ -n "$sums" ] || die "no checksums for slurm-wlm $debver in the apt lists"
+    uris=$(for s in "$suite" "$suite-security"; do apt-get source --print-uris -q "slurm-wlm/$s" 2>/dev/null; done |
+        sed -n "s/^'\([^']*\)'.*/\1/p")
+    for f in $(echo "$sums" | awk '{print $2}' | grep -v '\.dsc$'); do
+        sum=$(echo "$sums" | awk -v f="$f" '$2 == f {print $1}')
+        for u in $(echo "$uris" | grep -F "/$(echo "$f" | sed 's/+/%2b/g')" ; echo "$uris" | grep -F "/$f"); do
+            [ "$(sha256sum "$f" 2>/dev/null | cut -d" " -f1)" = "$sum" ] && break
+            curl -fsS -o "$f" "$u" 2>>"$log" || rm -f "$f"
+        done
+        [ "$(sha256sum "$f" 2>/dev/null | cut -d" " -f1)" = "$sum" ] ||
+            die "cannot fetch $f of slurm-wlm $debver from the archive (see $log)"
+    done
+    mkdir -p "$tree.tmp"
+    tar xzf "slurm-wlm_$upstream.orig.tar.gz" -C "$tree.tmp" --strip-components=1
+    tar xJf "slurm-wlm_$debver.debian.tar.xz" -C "$tree.tmp"
+    (cd "$tree.tmp" && for p in $(grep -v '^#' debian/patches/series); do patch -p1 -s <"debian/patches/$p" || exit 1; done) ||
+        die "debian/patches did not apply to $tree"
+    mv "$tree.tmp" "$tree"
+}
+case "$series" in
+    22.05) suite=bookworm ;;
+    24.11) suite=trixie ;;
+    26.05) suite=sid ;;
+    *) die "unknown Slurm series '$series' (allowed: 22.05, 24.11, 26.05)" ;;
+esac
+[ "$(id -u)" = 0 ] || die "run as root (it adds an apt source entry and installs into $root)"
+
+if [ "$series" = 22.05 ]; then
+    # Debian 12's own packages: binaries in /usr, source configured by get-slurm-src.sh.
+    if [ $want = src ]; then exec "$here/get-slurm-src.sh" "$srcroot"; fi
+    echo /usr; exit 0
+fi
+
+# A deb-src entry for the suite, from the same archive as this machine's binary packages.
+# Source entries only: apt never offers trixie/sid binaries for installation.
+list=/etc/apt/sources.list.d/idletime-deb-src-$suite.sources
+if [ ! -f "$list" ]; then
+    src=/etc/apt/sources.list.d/debian.sources
+    uri=$(sed -n 's/^URIs: *//p' "$src" | grep -v security | head -1)
+    sec=$(sed -n 's/^URIs: *//p' "$src" | grep security | head -1)
+    key=$(sed -n 's/^Signed-By: *//p' "$src" | head -1)
+    [ -n "$uri" ] || die "no archive URI in $src"
+    key=${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
+    {
+        printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' "$uri" "$suite" "$key"
+        # The suite's security archive also carries the source (sid has none).
+        [ "$suite" = sid ] || [ -z "$sec" ] ||
+            printf '\nTypes: deb-src\nURIs: %s\nSuites: %s-security\nComponents: main\nSigned-By: %s\n' "$sec" "$suite" "$key"
+    } >"$list.tmp"
+    mv "$list.tmp" "$list"
+    apt-get update -q >/dev/null || die "apt-get update failed after adding $list"
+fi
+
+# The suite's version, e.g. 24.11.5-4+deb13u1 -> 24.11.5.
+debver=$(apt-cache showsrc slurm-wlm 2>/dev/null | sed -n 's/^Version: //p' | grep "^$series\." | sort -V | tail -1)
+[ -n "$debver" ] || die "no slurm-wlm $series.x source in the apt lists (see $list)"
+upstream=${debver%-*}; upstream=${upstream#*:}
+tree=$srcroot/slurm-wlm-$upstream
+prefix=$root/$upstream
+[ -d "$tree" ] || fetch_source
+[ $want != fetch ] || { echo "$tree"; exit 0; }
+. "$here/slurm-build.sh"
+slurm_build "$tree" "$prefix" "$jobs" >&2
+ln -sfn "$upstream" "$root/$series"
+if [ $want = src ]; then echo "$tree"; else echo "$prefix"; fi
