@@ -6,8 +6,11 @@
 #   prints the prefix (22.05: /usr, Debian 12's packages); --src prints the configured source
 #   tree instead (pass it to idletime's ./configure --with-slurm-src=DIR); --fetch only fetches
 #   and unpacks the source (no build) and prints the tree.
+# When Debian's archive cannot deliver a series' source (seen: sid's files answered 404), a SchedMD
+# release tarball of that series in IDLETIME_SLURM_SRC (slurm-26.05.3.tar.bz2) is built instead.
 # Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
-#   IDLETIME_SLURM_SRC (default /var/tmp/idletime-slurm-src), IDLETIME_SLURM_JOBS (default 2).
+#   IDLETIME_SLURM_SRC (default /var/tmp/idletime-slurm-src), IDLETIME_SLURM_JOBS (default 2),
+#   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 want=src_no
@@ -29,7 +32,7 @@ fetch_source() {
     # apt-cache showsrc takes no =VERSION: keep the checksums of the stanza of that version.
     sums=$(apt-cache showsrc slurm-wlm | awk -v v="$debver" '/^Package:/{ok=0} /^Version:/{ok=($2 == v)}
         /^Checksums-Sha256:/{c=ok;next} c&&/^ /{print $1, $3; next} {c=0}' | sort -u)
-    [ -n "$sums" ] || die "no checksums for slurm-wlm $debver in the apt lists"
+    [ -n "$sums" ] || { echo "idletime/get-slurm: no checksums for slurm-wlm $debver in the apt lists" >&2; return 1; }
     uris=$(for s in "$suite" "$suite-security"; do apt-get source --print-uris -q "slurm-wlm/$s" 2>/dev/null; done |
         sed -n "s/^'\([^']*\)'.*/\1/p")
     for f in $(echo "$sums" | awk '{print $2}' | grep -v '\.dsc$'); do
@@ -39,13 +42,30 @@ fetch_source() {
             curl -fsS -o "$f" "$u" 2>>"$log" || rm -f "$f"
         done
         [ "$(sha256sum "$f" 2>/dev/null | cut -d" " -f1)" = "$sum" ] ||
-            die "cannot fetch $f of slurm-wlm $debver from the archive (see $log)"
+            { echo "idletime/get-slurm: cannot fetch $f of slurm-wlm $debver from the archive (see $log)" >&2; return 1; }
     done
-    mkdir -p "$tree.tmp"
+    rm -rf "$tree.tmp"; mkdir -p "$tree.tmp"
     tar xzf "slurm-wlm_$upstream.orig.tar.gz" -C "$tree.tmp" --strip-components=1
     tar xJf "slurm-wlm_$debver.debian.tar.xz" -C "$tree.tmp"
     (cd "$tree.tmp" && for p in $(grep -v '^#' debian/patches/series); do patch -p1 -s <"debian/patches/$p" || exit 1; done) ||
-        die "debian/patches did not apply to $tree"
+        { echo "idletime/get-slurm: debian/patches did not apply to $tree" >&2; return 1; }
+    mv "$tree.tmp" "$tree"
+}
+
+# tarball_source: a SchedMD release tarball of the series (slurm-26.05.3.tar.bz2 as schedmd.com
+# publishes it) that the administrator put into the source directory, or IDLETIME_SLURM_TARBALL.
+# Used only when Debian's archive cannot deliver the series' source. Sets upstream, tree, prefix.
+tarball_source() {
+    tb=${IDLETIME_SLURM_TARBALL:-$(ls "$srcroot"/slurm-"$series".*.tar.* 2>/dev/null | sort -V | tail -1)}
+    [ -n "$tb" ] && [ -f "$tb" ] || return 1
+    upstream=$(basename "$tb" | sed -n 's/^slurm-\([0-9][0-9]*\.[0-9][0-9]\.[0-9][0-9]*\)\.tar\..*/\1/p')
+    case "$upstream" in "$series".*) ;; *) echo "idletime/get-slurm: $tb is not a Slurm $series.x release tarball" >&2; return 1 ;; esac
+    tree=$srcroot/slurm-$upstream
+    prefix=$root/$upstream
+    echo "idletime/get-slurm: using the SchedMD release tarball $tb" >&2
+    [ -d "$tree" ] && return 0
+    rm -rf "$tree.tmp"; mkdir -p "$tree.tmp"
+    tar xaf "$tb" -C "$tree.tmp" --strip-components=1 || return 1
     mv "$tree.tmp" "$tree"
 }
 case "$series" in
@@ -84,11 +104,15 @@ fi
 
 # The suite's version, e.g. 24.11.5-4+deb13u1 -> 24.11.5.
 debver=$(apt-cache showsrc slurm-wlm 2>/dev/null | sed -n 's/^Version: //p' | grep "^$series\." | sort -V | tail -1)
-[ -n "$debver" ] || die "no slurm-wlm $series.x source in the apt lists (see $list)"
-upstream=${debver%-*}; upstream=${upstream#*:}
-tree=$srcroot/slurm-wlm-$upstream
-prefix=$root/$upstream
-[ -d "$tree" ] || fetch_source
+if [ -n "$debver" ]; then
+    upstream=${debver%-*}; upstream=${upstream#*:}
+    tree=$srcroot/slurm-wlm-$upstream
+    prefix=$root/$upstream
+fi
+if [ -z "$debver" ] || { [ ! -d "$tree" ] && ! fetch_source; }; then
+    [ -n "$debver" ] || echo "idletime/get-slurm: no slurm-wlm $series.x source in the apt lists (see $list)" >&2
+    tarball_source || die "cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL)"
+fi
 [ $want != fetch ] || { echo "$tree"; exit 0; }
 . "$here/slurm-build.sh"
 slurm_build "$tree" "$prefix" "$jobs" >&2

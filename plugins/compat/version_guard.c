@@ -3,10 +3,11 @@
  * Slurm other than the one it was built for, logs one line naming both versions and the fix,
  * before Slurm's own version check refuses the plugin (Slurm's line names only the plugin's).
  *
- * Runs at dlopen() time (a constructor): the running Slurm's exact version is the
- * plugin_version of any Slurm plugin that process already loaded (auth/munge, select/...),
- * found by walking the loaded objects. Nothing is logged when no such plugin is loaded yet or
- * the versions agree. Never blocks, allocates nothing, never fails the load by itself.
+ * Runs at dlopen() time (a constructor): the running Slurm's exact version is what its
+ * libslurmfull's slurm_api_version() returns (every Slurm daemon and command links it), else
+ * the plugin_version of any Slurm plugin that process already loaded (auth/munge, select/...),
+ * found by walking the loaded objects. Nothing is logged when neither is found or the versions
+ * agree. Never blocks, allocates nothing, never fails the load by itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,21 +58,55 @@ static void version_str(uint32_t v, char *buf, size_t len)
 		 (unsigned) SLURM_VERSION_MICRO(v));
 }
 
+/* The release series of a libslurm API generation (slurm_api_version() >> 16; META's API_CURRENT). */
+static const char *series_of_api(unsigned api)
+{
+	static const char *const series[] = { "22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05" };
+
+	return (api >= 38 && api - 38 < sizeof(series) / sizeof(series[0])) ? series[api - 38] : NULL;
+}
+
+/* Without another Slurm plugin to read the exact release from (sbatch loads SPANK plugins first),
+ * the host's libslurmfull tells its API generation: enough to tell 22.05 from 24.11. */
+static int host_from_api(char *host, size_t len, const char *built)
+{
+	long (*api_version)(void);
+	const char *series;
+	unsigned api;
+
+	*(void **) &api_version = dlsym(RTLD_DEFAULT, "slurm_api_version");
+	if (!api_version)
+		return 0;
+	api = (unsigned) (api_version() >> 16);
+	series = series_of_api(api);
+	if (series && !strncmp(built, series, 5))
+		return 0;
+	if (series)
+		snprintf(host, len, "%s (libslurm API %u)", series, api);
+	else
+		snprintf(host, len, "with libslurm API %u", api);
+	return 1;
+}
+
 __attribute__((constructor)) static void idletime_version_guard(void)
 {
 	struct host_seen h = { 0 };
 	Dl_info self;
 	/* SPANK plugins need only the same major.minor (as Slurm checks); others the exact release. */
 	uint32_t mask = strcmp(plugin_type, "spank") ? 0xffffff : 0xffff00;
-	char built[32], host[32];
+	char built[32], host[64];
 
 	if (dladdr((void *) &plugin_version, &self) && self.dli_fname)
 		h.self = self.dli_fname;
-	dl_iterate_phdr(visit, &h);
-	if (!h.version || (h.version & mask) == (plugin_version & mask))
-		return;
 	version_str(plugin_version, built, sizeof(built));
-	version_str(h.version, host, sizeof(host));
+	dl_iterate_phdr(visit, &h);
+	if (h.version) {
+		if ((h.version & mask) == (plugin_version & mask))
+			return;
+		version_str(h.version, host, sizeof(host));
+	} else if (!host_from_api(host, sizeof(host), built)) {
+		return;
+	}
 	slurm_error("idletime: %s (%s) was built for Slurm %s but this is Slurm %s: not loaded; rebuild idletime against this Slurm (./configure --with-slurm=PREFIX --with-slurm-src=DIR)",
 		    plugin_type, h.self ? h.self : "?", built, host);
 }
