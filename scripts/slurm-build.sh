@@ -5,11 +5,13 @@
 # JSON. No documentation, contribs, PAM, REST daemon, GUI, PMIx, GPU libraries (the cluster
 # emulates GPUs), debug info (-g0) or heavy optimisation (-O1): a cold build has to fit CI's
 # time. A stamp in PREFIX records the flags; a later call with the same flags does nothing.
+# No --with-lz4=no: 26.05's configure then fails ("conditional BUILD_LZ4 was never defined");
+# without liblz4-dev (not installed) nothing of lz4 is built either way.
 # Sourced by get-slurm.sh.
 SLURM_BUILD_FLAGS="--disable-dependency-tracking --with-munge --enable-multiple-slurmd --disable-debug --with-json --with-hwloc
  --with-mysql_config=/usr/bin --without-pmix --without-hdf5 --without-nvml --without-rsmi --without-oneapi
  --without-ucx --without-freeipmi --without-rdkafka --without-s2n --without-bpf --without-jwt
- --without-http-parser --without-yaml --with-libcurl=no --with-lz4=no --without-lua
+ --without-http-parser --without-yaml --with-libcurl=no --without-lua
  --disable-slurmrestd --disable-sview --disable-x11 --disable-pam"
 SLURM_BUILD_CFLAGS="-O1 -g0 -pipe"
 

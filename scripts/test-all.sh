@@ -1,7 +1,8 @@
 #!/bin/sh
 # The README's test command: installs what is needed, builds, runs the unit tests (plain and with
 # AddressSanitizer/UBSan), installs, starts the local Slurm cluster and runs the cluster tests, then
-# builds, lintian-checks, installs and purges the Debian packages.
+# builds, lintian-checks, installs and purges the Debian packages; then the Slurm version matrix
+# (24.11, 26.05: build, unit tests, version guard, the cluster tests of each plugin).
 # Usage (root, Debian 12): scripts/test-all.sh     Exit 0 only when everything passed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,4 +46,8 @@ lintian --fail-on error,warning $(cat "$top/_debs.list")
 # shellcheck disable=SC2046
 IDLETIME_DEB_CLUSTER_TESTS=${IDLETIME_DEB_CLUSTER_TESTS:-t-readme-sbatch t-exporter t-ckpt-notice t-ft-preempt} \
     "$top/scripts/test-debs.sh" $(cat "$top/_debs.list")
+step "Slurm version matrix: 24.11 and 26.05 (Slurm built once from source, idletime -Werror, unit tests, version guard, cluster tests)"
+# The full suite above ran on Debian 12's Slurm 22.05; this builds and tests against the newer
+# generations sites run (scripts/test-matrix.sh prints its own stage times).
+"$top/scripts/test-matrix.sh" ${IDLETIME_MATRIX:-24.11 26.05}
 step "all tests passed"

@@ -1,15 +1,17 @@
 #!/bin/sh
-# The Slurm version matrix: for each SERIES (default 24.11 26.05, Debian trixie's and sid's Slurm,
+# The Slurm version matrix: for each SERIES (default 24.11 26.05; Debian trixie's and sid's Slurm,
 # built from source into /opt/slurm/<version> by get-slurm.sh and reused later) builds idletime
-# against it, runs the unit tests, installs it into /opt/idletime-SERIES and runs the cluster tests
-# that exercise each plugin on a local cluster of that Slurm (start.sh --slurm). Prints the time
-# of every stage. Run by scripts/test-all.sh after the full suite on Debian 12's Slurm 22.05.
+# against it with -Werror, runs the unit tests, installs it into /opt/idletime-SERIES, checks the
+# version guard both ways against Debian 12's Slurm 22.05, and runs the cluster tests that
+# exercise each plugin on a local cluster of that Slurm (start.sh --slurm). Prints the time of
+# every stage. Run by scripts/test-all.sh after the full suite on Debian 12's Slurm 22.05.
 # Usage (root): scripts/test-matrix.sh [SERIES...]     Exit 0 only when everything passed.
+# Env: MATRIX_TESTS (cluster tests, substrings of testsuite/cluster/t-*.sh names).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 # One test per plugin path: submission routing (job_submit + SPANK), preemption with notice and
 # release, resume, fault-tolerance hook, views, the scheduling plugins (preempt, site_factor).
-TESTS=${MATRIX_TESTS:-t-smoke t-readme-sbatch t-reclaim-release t-ckpt-notice t-ft-exit t-views-jobs t-sched-minimal}
+TESTS=${MATRIX_TESTS:-t-smoke t-readme-sbatch t-reclaim-release t-reclaim-resume t-ckpt-notice t-ft-exit t-views-jobs t-sched-minimal}
 T0=$(date +%s); TS=$T0
 step() {
     now=$(date +%s)
@@ -18,24 +20,37 @@ step() {
 }
 [ $# -gt 0 ] || set -- 24.11 26.05
 [ -x "$top/configure" ] && [ "$top/configure" -nt "$top/configure.ac" ] || "$top/scripts/bootstrap.sh"
+# Debian 12's Slurm 22.05 and idletime built for it (test-all.sh's _build), for the guard checks.
+spank2205=$top/_build/plugins/spank/.libs/spank_idletime.so
+port=26800
 for series in "$@"; do
-    step "Slurm $series: fetch Debian's source and build it (reused when built before)"
+    step "Slurm $series: get its source and build it into /opt/slurm (reused when built before)"
     slurm=$("$top/scripts/get-slurm.sh" "$series")
     src=$("$top/scripts/get-slurm.sh" --src "$series")
+    release=$(basename "$(readlink -f "$slurm")")
     build=$top/_build-slurm-$series
-    step "Slurm $series: build idletime against $slurm"
+    step "Slurm $series: build idletime against $slurm (-Werror)"
     mkdir -p "$build"
     (cd "$build" && { [ -f Makefile ] || "$top/configure" --enable-werror --with-slurm="$slurm" --with-slurm-src="$src" \
         --prefix="/opt/idletime-$series" >configure.out; } && make -j2 >/dev/null)
+    grep -q "slurm: *$release in" "$build/configure.out" || { echo "test-matrix: configure in $build did not find Slurm $release"; exit 1; }
     step "Slurm $series: unit tests"
     make -C "$build" check >/dev/null || { find "$build" -name '*.log' -newer "$build/Makefile" \
         -exec grep -l -E '^(FAIL|ERROR)' {} + | xargs -r tail -n 30; exit 1; }
     grep -h '^# \(PASS\|FAIL\|ERROR\)' "$build/test-suite.log"
-    step "Slurm $series: install into /opt/idletime-$series"
+    step "Slurm $series: install into /opt/idletime-$series; version guard both ways"
     make -C "$build" install >/dev/null
+    "$top/testsuite/matrix/version-guard.sh" /usr/bin/sbatch "/opt/idletime-$series/lib/idletime/slurm/spank_idletime.so" \
+        "$release" "22.05 (libslurm API 38)"
+    if [ -f "$spank2205" ]; then
+        "$top/testsuite/matrix/version-guard.sh" "$slurm/bin/sbatch" "$spank2205" 22.05.8 "$series"
+    else
+        echo "version-guard: NOT CHECKED the other way: no $spank2205 (build Debian 12's first: scripts/build.sh _build)"
+    fi
     step "Slurm $series: cluster tests on a cluster of that Slurm"
     # shellcheck disable=SC2086 # word list on purpose
     IDLETIME_SLURM=$slurm PREFIX=/opt/idletime-$series IDLETIME_CI_DIR=/var/tmp/idletime-ci-slurm-$series \
-        IDLETIME_BUILD_DIR=$build SHARDS=1 "$top/testsuite/cluster/run-suites.sh" $TESTS
+        IDLETIME_CI_PORT_BASE=$port IDLETIME_BUILD_DIR=$build SHARDS=2 "$top/testsuite/cluster/run-suites.sh" $TESTS
+    port=$((port + 4000))
 done
 step "version matrix passed ($*)"

@@ -10,6 +10,7 @@
 // pointer. A config that fails to load keeps the last good one and the reason is logged.
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include "compat/slurm_api.h"
 #include "plugins/spank/spank_c.h"  // slurm_info/slurm_error/slurm_debug declarations
 
 #include <dlfcn.h>
@@ -355,7 +356,7 @@ extern "C" int job_modify(job_desc_msg_t *job_desc, void *, uint32_t submit_uid)
         if (d.action != Action::Reject) return SLURM_SUCCESS;
         // Updates name the job in job_id_str (job_id stays NO_VAL).
         const std::string job = job_desc->job_id_str && *job_desc->job_id_str ? job_desc->job_id_str
-                                : job_desc->job_id != NO_VAL              ? std::to_string(job_desc->job_id)
+                                : idletime_desc_job_id(job_desc) != NO_VAL ? std::to_string(idletime_desc_job_id(job_desc))
                                                                           : "?";
         slurm_info("idletime/job_submit: refused update of job %s by uid %u: %s", idletime::log_text(job).c_str(), submit_uid,
                    idletime::log_text(d.message).c_str());

@@ -13,9 +13,17 @@ EXTRA_DIST += plugins/preempt/slurm_plugin.map
 idletime_slurm_internal_sources = plugins/preempt/job_view.c plugins/preempt/plugin_config.c \
 	plugins/preempt/slurm_internal.h plugins/preempt/slurm_2205.h plugins/preempt/slurm_2411.h \
 	plugins/compat/version_guard.c
+# The preempt interface: one call with PREEMPT_DATA_* up to 25.11, one function per value since 26.05.
+EXTRA_DIST += plugins/preempt/preempt_api_2205.c plugins/preempt/preempt_api_2605.c
+if SLURM_PREEMPT_GET_DATA
+idletime_preempt_api_source = plugins/preempt/preempt_api_2205.c
+else
+idletime_preempt_api_source = plugins/preempt/preempt_api_2605.c
+endif
 if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/preempt/preempt_idletime.la
-plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c $(idletime_slurm_internal_sources)
+plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c plugins/preempt/preempt_api.h \
+	$(idletime_preempt_api_source) $(idletime_slurm_internal_sources)
 plugins_preempt_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
 plugins_preempt_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)
 plugins_preempt_preempt_idletime_la_LDFLAGS = $(plugin_ldflags) $(idletime_slurm_plugin_ldflags)

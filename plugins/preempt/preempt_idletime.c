@@ -4,11 +4,13 @@
  * records; it never blocks, never calls fatal() and does no I/O: the config is read at start and
  * by plugin_config.c's watcher thread, outside slurmctld's locks.
  *
- * Victim order reaches Slurm through PREEMPT_DATA_PRIO: slurmctld asks preemptable() for every
- * job of one preemptor, then sorts the candidates by this value (lowest first), so we note the
+ * Victim order reaches Slurm through the preempt priority (idletime_preempt_prio, handed to
+ * Slurm by preempt_api_2205.c or preempt_api_2605.c): slurmctld asks preemptable() for every job
+ * of one preemptor, then sorts the candidates by this value (lowest first), so we note the
  * candidates and hand out their rank in the policy's order.
  */
 #include "plugins/preempt/slurm_internal.h"
+#include "plugins/preempt/preempt_api.h"
 
 #include <stdlib.h>
 
@@ -34,16 +36,6 @@ extern int init(void)
 extern void fini(void)
 {
 	idletime_plugin_fini(&plugin);
-}
-
-static uint16_t preempt_mode_of(job_record_t *job_ptr)
-{
-	part_record_t *part = job_ptr->part_ptr;
-	uint16_t mode = slurm_conf.preempt_mode;
-
-	if (part && part->preempt_mode != NO_VAL16)
-		mode = part->preempt_mode;
-	return mode & ~PREEMPT_MODE_GANG; /* gang scheduling is not preemption */
 }
 
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_rec_t *preemptee)
@@ -76,7 +68,17 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	return rc == 1;
 }
 
-static uint32_t victim_rank(job_record_t *job_ptr)
+uint16_t idletime_preempt_mode(job_record_t *job_ptr)
+{
+	part_record_t *part = job_ptr->part_ptr;
+	uint16_t mode = slurm_conf.preempt_mode;
+
+	if (part && part->preempt_mode != NO_VAL16)
+		mode = part->preempt_mode;
+	return mode & ~PREEMPT_MODE_GANG; /* gang scheduling is not preemption */
+}
+
+uint32_t idletime_preempt_prio(job_record_t *job_ptr)
 {
 	uint32_t rank;
 
@@ -88,22 +90,7 @@ static uint32_t victim_rank(job_record_t *job_ptr)
 	return rank;
 }
 
-extern int preempt_p_get_data(job_record_t *job_ptr, slurm_preempt_data_type_t data_type, void *data)
+uint32_t idletime_preempt_grace(job_record_t *job_ptr)
 {
-	switch (data_type) {
-	case PREEMPT_DATA_ENABLED:
-		*(bool *) data = slurm_conf.preempt_mode != PREEMPT_MODE_OFF;
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_MODE:
-		*(uint16_t *) data = preempt_mode_of(job_ptr);
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_PRIO:
-		*(uint32_t *) data = victim_rank(job_ptr);
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_GRACE_TIME:
-		*(uint32_t *) data = job_ptr->part_ptr ? job_ptr->part_ptr->grace_time : 0;
-		return SLURM_SUCCESS;
-	}
-	error("idletime/preempt: unknown preempt data type %d", (int) data_type);
-	return SLURM_ERROR;
+	return job_ptr->part_ptr ? job_ptr->part_ptr->grace_time : 0;
 }

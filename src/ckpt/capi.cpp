@@ -421,7 +421,7 @@ struct JobNow {
 static JobNow load_job_now(uint32_t id, const std::string &job)
 {
     job_info_msg_t *msg = nullptr;
-    if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
+    if (idletime_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
         std::string why = slurm_strerror(idletime_slurm_errno());
         slurm_free_job_info_msg(msg);
         throw Error(-ECANCELED, "release: cannot read job " + job + " from Slurm: " + why);
@@ -499,7 +499,7 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
             wait_for_time_limit(static_cast<uint32_t>(id), job, n);
             check_still_running(load_job_now(static_cast<uint32_t>(id), job), job);
         }
-        if (slurm_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
+        if (idletime_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
                                         slurm_strerror(idletime_slurm_errno()));
         return 0;

@@ -41,7 +41,7 @@ void make_libslurm_global() {
 
 bool update_comment(uint32_t id, int64_t t, std::string &err) {
     job_info_msg_t *info = nullptr;
-    if (slurm_load_job(&info, id, SHOW_DETAIL) != SLURM_SUCCESS || !info || info->record_count < 1) {
+    if (idletime_load_job(&info, id, SHOW_DETAIL) != SLURM_SUCCESS || !info || info->record_count < 1) {
         err = std::string("slurm_load_job: ") + slurm_strerror(idletime_slurm_errno());
         if (info) slurm_free_job_info_msg(info);
         return false;
@@ -51,7 +51,7 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
     slurm_free_job_info_msg(info);
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
-    desc.job_id = id;
+    idletime_desc_set_job_id(&desc, id);
     desc.comment = comment.data();
     if (slurm_update_job(&desc) != SLURM_SUCCESS) {
         err = std::string("slurm_update_job: ") + slurm_strerror(idletime_slurm_errno());

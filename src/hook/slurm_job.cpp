@@ -101,7 +101,7 @@ void init() {
 
 bool load(uint32_t job_id, Job &out, std::string &err) {
     job_info_msg_t *msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+    if (idletime_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
         err = slurm_err();
         return false;
     }
@@ -192,7 +192,7 @@ bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vecto
     text.resize(strnlen(text.c_str(), text.size()));
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
+    idletime_desc_set_job_id(&d, job_id);
     d.exc_nodes = text.data();
     return update(d, err);
 }
@@ -200,7 +200,7 @@ bool exclude_nodes(uint32_t job_id, const std::string &current, const std::vecto
 bool set_admin_comment(uint32_t job_id, const std::string &text, std::string &err) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
+    idletime_desc_set_job_id(&d, job_id);
     d.admin_comment = const_cast<char *>(text.c_str());
     return update(d, err);
 }
@@ -209,7 +209,7 @@ std::string cluster_name() {
     slurm_conf_t *c = nullptr;
     if (slurm_load_ctl_conf(0, &c) != SLURM_SUCCESS || !c) return "";
     std::string name = c->cluster_name ? c->cluster_name : "";
-    slurm_free_ctl_conf(c);
+    idletime_free_ctl_conf(c);
     return name;
 }
 
@@ -284,7 +284,7 @@ bool set_accounting_admin_comment(uint32_t job_id, int64_t start, const std::str
 bool set_comment(uint32_t job_id, const std::string &text, std::string &err) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
+    idletime_desc_set_job_id(&d, job_id);
     d.comment = const_cast<char *>(text.c_str());
     return update(d, err);
 }
@@ -292,7 +292,7 @@ bool set_comment(uint32_t job_id, const std::string &text, std::string &err) {
 bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
+    idletime_desc_set_job_id(&d, job_id);
     d.begin_time = t;
     return update(d, err);
 }
@@ -300,7 +300,7 @@ bool set_begin_time(uint32_t job_id, time_t t, std::string &err) {
 bool queue_pass(uint32_t pending_job_id, std::string &err) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);  // every field "no change"
-    d.job_id = pending_job_id;
+    idletime_desc_set_job_id(&d, pending_job_id);
     return update(d, err);
 }
 
@@ -316,12 +316,12 @@ bool cred_expire_s(int &out, std::string &err) {
         int v = atoi(tok + strlen("cred_expire="));
         if (v >= 5) out = v;  // Slurm ignores smaller values too
     }
-    slurm_free_ctl_conf(conf);
+    idletime_free_ctl_conf(conf);
     return true;
 }
 
 bool requeue(uint32_t job_id, std::string &err) {
-    if (slurm_requeue(job_id, 0) != SLURM_SUCCESS) {
+    if (idletime_requeue(job_id, 0) != SLURM_SUCCESS) {
         err = slurm_err();
         return false;
     }
@@ -329,7 +329,7 @@ bool requeue(uint32_t job_id, std::string &err) {
 }
 
 bool cancel(uint32_t job_id, std::string &err) {
-    if (slurm_kill_job(job_id, SIGKILL, 0) != SLURM_SUCCESS) {
+    if (idletime_kill_job(job_id, SIGKILL, 0) != SLURM_SUCCESS) {
         err = slurm_err();
         return false;
     }

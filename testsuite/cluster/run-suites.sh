@@ -4,14 +4,16 @@
 #   A test names its cluster in a header line:  # cluster-args: --config FILE --extra-conf FILE
 #   (paths relative to the repository top). Tests without one share the default cluster, which
 #   is split into SHARDS instances (default 2). Every instance has its own state dir
-#   (/var/tmp/idletime-ci-N) and ports (base 16800 + 1000 N), and is stopped afterwards.
-# Usage: run-suites.sh [PATTERN...]    Env: SHARDS, IT_TEST_TIMEOUT, IDLETIME_SLURM (a Slurm prefix:
+#   (/var/tmp/idletime-ci-N) and ports (base IDLETIME_CI_PORT_BASE + 1000 N, default 16800), and is
+#   stopped afterwards.
+# Usage: run-suites.sh [PATTERN...]    Env: SHARDS, IT_TEST_TIMEOUT, IDLETIME_CI_PORT_BASE, IDLETIME_SLURM (a Slurm prefix:
 # start.sh --slurm), IDLETIME_CI_DIR (state dir stem, default /var/tmp/idletime-ci; one per Slurm).
 # Exit 1 if any test failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 shards=${SHARDS:-2}
+port0=${IDLETIME_CI_PORT_BASE:-16800}
 slurm_args=${IDLETIME_SLURM:+ --slurm $IDLETIME_SLURM}
 
 declare -A group_tests=()
@@ -53,11 +55,11 @@ for key in "${group_keys[@]}"; do
 	dir=${IDLETIME_CI_DIR:-/var/tmp/idletime-ci}-$i
 	# Clusters start one at a time (a start is CPU-heavy on 2 cores); the tests then run in parallel.
 	# shellcheck disable=SC2086 # word list on purpose
-	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((16800 + 1000 * i)) \
+	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i)) \
 		"$here/start.sh" --dir "$dir"$slurm_args$abs_args >"$logs/$i.start" 2>&1 ||
 		{ echo "run-suites: cluster $i did not start:"; tail -n 20 "$logs/$i.start"; }
 	(
-		export IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((16800 + 1000 * i))
+		export IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i))
 		echo "run-suites: cluster $i (${args:-default}):${group_tests[$key]}"
 		# shellcheck disable=SC2086 # word lists on purpose
 		START_ARGS="--dir $dir$slurm_args$abs_args" "$here/run-tests.sh" ${group_tests[$key]}

@@ -39,7 +39,7 @@ CtldPlugins load_ctld_plugins()
         throw SlurmError(std::string("slurm_load_ctl_conf: ") + slurm_strerror(idletime_slurm_errno()));
     auto str = [](const char *s) { return std::string(s ? s : ""); };
     CtldPlugins p{str(conf->preempt_type), str(conf->priority_type), str(conf->job_submit_plugins)};
-    slurm_free_ctl_conf(conf);
+    idletime_free_ctl_conf(conf);
     return p;
 }
 
@@ -81,7 +81,7 @@ uint32_t submit_job(const SubmitSpec &s)
         throw SlurmError("submitting " + s.name + " (account " + s.account + ", partition " +
                          (s.partition.empty() ? "<routed>" : s.partition) +
                          "): " + slurm_strerror(idletime_slurm_errno()));
-    uint32_t id = resp->job_id;
+    uint32_t id = idletime_submit_job_id(resp);
     slurm_free_submit_response_response_msg(resp);
     return id;
 }
@@ -127,7 +127,7 @@ int foreign_active_jobs(const std::set<uint32_t> &ids)
     return n;
 }
 
-void cancel_job(uint32_t id) { slurm_kill_job(id, SIGKILL, 0); }
+void cancel_job(uint32_t id) { idletime_kill_job(id, SIGKILL, 0); }
 
 bool job_state_running(const JobView &v) { return v.base == JOB_RUNNING && !v.completing; }
 bool job_state_completed(const JobView &v) { return v.base == JOB_COMPLETE && !v.requeue; }

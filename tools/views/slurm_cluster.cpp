@@ -70,7 +70,7 @@ bool load_settings(views::ClusterInfo &out, std::string &err) {
         std::string t = line.substr(0, line.find('#'));
         if (t.find("spank_idletime.so") != std::string::npos) out.plugstack_lists_spank = true;
     }
-    slurm_free_ctl_conf(c);
+    idletime_free_ctl_conf(c);
     return true;
 }
 

@@ -146,7 +146,7 @@ bool load_jobs(std::vector<JobInfo> &out, std::string &err) {
 
 bool load_job(uint32_t job_id, JobInfo &out, std::string &err) {
     job_info_msg_t *msg = nullptr;
-    if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) return err = slurm_err(), false;
+    if (idletime_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) return err = slurm_err(), false;
     bool found = msg && msg->record_count > 0;
     if (found) copy_job(msg->job_array[0], out);
     slurm_free_job_info_msg(msg);
@@ -159,7 +159,7 @@ bool is_operator(uint32_t uid, std::string &why) {
     slurm_conf_t *conf = nullptr;
     if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS) {
         bool su = conf->slurm_user_id == uid;
-        slurm_free_ctl_conf(conf);
+        idletime_free_ctl_conf(conf);
         if (su) return why = "SlurmUser", true;
     }
     Db db;
