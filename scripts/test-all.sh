@@ -18,10 +18,13 @@ step "install Debian packages"
 step "build"
 "$top/scripts/build.sh" "$top/_build"
 step "unit tests"
+# Test programs are compiled with -j2 first (TESTS= runs none), then the tests run one at a time.
+make -C "$top/_build" -j2 check TESTS= >/dev/null
 make -C "$top/_build" check || { find "$top/_build" -name '*.log' -newer "$top/_build/Makefile" \
     -exec grep -l -E '^(FAIL|ERROR)' {} + | xargs -r tail -n 30; exit 1; }
 step "unit tests with AddressSanitizer and UBSan"
 "$top/scripts/build.sh" "$top/_build-asan" --enable-sanitizers CFLAGS="-g -O0" CXXFLAGS="-g -O0"
+make -C "$top/_build-asan" -j2 check TESTS= >/dev/null
 ASAN_OPTIONS=detect_leaks=1 make -C "$top/_build-asan" check
 step "install"
 make -C "$top/_build" install >/dev/null
