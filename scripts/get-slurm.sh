@@ -8,6 +8,7 @@
 #   and unpacks the source (no build) and prints the tree.
 # When Debian's archive cannot deliver a series' source (seen: sid's files answered 404), a SchedMD
 # release tarball of that series in IDLETIME_SLURM_SRC (slurm-26.05.3.tar.bz2) is built instead.
+# Exit status 3: no source of that series could be obtained (nothing was built); 1: other errors.
 # Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
 #   IDLETIME_SLURM_SRC (default /var/tmp/idletime-slurm-src), IDLETIME_SLURM_JOBS (default 2),
 #   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing).
@@ -111,7 +112,10 @@ if [ -n "$debver" ]; then
 fi
 if [ -z "$debver" ] || { [ ! -d "$tree" ] && ! fetch_source; }; then
     [ -n "$debver" ] || echo "idletime/get-slurm: no slurm-wlm $series.x source in the apt lists (see $list)" >&2
-    tarball_source || die "cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL)"
+    tarball_source || {
+        echo "idletime/get-slurm: cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL)" >&2
+        exit 3
+    }
 fi
 [ $want != fetch ] || { echo "$tree"; exit 0; }
 . "$here/slurm-build.sh"

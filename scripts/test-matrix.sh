@@ -23,9 +23,19 @@ step() {
 # Debian 12's Slurm 22.05 and idletime built for it (test-all.sh's _build), for the guard checks.
 spank2205=$top/_build/plugins/spank/.libs/spank_idletime.so
 port=26800
+passed="" untested=""
 for series in "$@"; do
     step "Slurm $series: get its source and build it into /opt/slurm (reused when built before)"
-    slurm=$("$top/scripts/get-slurm.sh" "$series")
+    # Exit 3: neither Debian's archive nor a SchedMD tarball could provide the source (an archive
+    # outage, not an idletime failure). Reported as NOT TESTED below; IDLETIME_MATRIX_STRICT=1
+    # makes it a failure.
+    rc=0; slurm=$("$top/scripts/get-slurm.sh" "$series") || rc=$?
+    if [ $rc = 3 ] && [ "${IDLETIME_MATRIX_STRICT:-0}" != 1 ]; then
+        echo "test-matrix: Slurm $series NOT TESTED: its source could not be obtained (see above)"
+        untested="$untested $series"
+        continue
+    fi
+    [ $rc = 0 ] || exit $rc
     src=$("$top/scripts/get-slurm.sh" --src "$series")
     release=$(basename "$(readlink -f "$slurm")")
     build=$top/_build-slurm-$series
@@ -53,5 +63,6 @@ for series in "$@"; do
     IDLETIME_SLURM=$slurm PREFIX=/opt/idletime-$series IDLETIME_CI_DIR=/var/tmp/idletime-ci-slurm-$series \
         IDLETIME_CI_PORT_BASE=$port IDLETIME_BUILD_DIR=$build SHARDS=2 "$top/testsuite/cluster/run-suites.sh" $TESTS
     port=$((port + 4000))
+    passed="$passed $series"
 done
-step "version matrix passed ($*)"
+step "version matrix: passed:${passed:- none}${untested:+; NOT TESTED (no source):$untested}"
