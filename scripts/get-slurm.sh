@@ -7,10 +7,11 @@
 #   tree instead (pass it to idletime's ./configure --with-slurm-src=DIR); --fetch only fetches
 #   and unpacks the source (no build) and prints the tree.
 # When Debian's archive cannot deliver a series' source (seen: sid's files answered 404), a SchedMD
-# release tarball of that series in IDLETIME_SLURM_SRC (slurm-26.05.3.tar.bz2) is built instead.
+# release tarball of that series in IDLETIME_SLURM_CACHE (slurm-26.05.3.tar.bz2) is built instead.
 # Exit status 3: no source of that series could be obtained (nothing was built); 1: other errors.
 # Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
-#   IDLETIME_SLURM_SRC (default /var/tmp/idletime-slurm-src), IDLETIME_SLURM_JOBS (default 2),
+#   IDLETIME_SLURM_CACHE (sources, default /var/cache/idletime/slurm-src: root-owned, writable by
+#   root only, else refused), IDLETIME_SLURM_JOBS (default 2),
 #   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +19,7 @@ want=src_no
 case "${1:-}" in --src) want=src; shift ;; --fetch) want=fetch; shift ;; esac
 series=${1:-}
 root=${IDLETIME_SLURM_ROOT:-/opt/slurm}
-srcroot=${IDLETIME_SLURM_SRC:-/var/tmp/idletime-slurm-src}
+srcroot=${IDLETIME_SLURM_CACHE:-/var/cache/idletime/slurm-src}
 jobs=${IDLETIME_SLURM_JOBS:-2}
 die() { echo "idletime/get-slurm: $*" >&2; exit 1; }
 
@@ -26,8 +27,7 @@ die() { echo "idletime/get-slurm: $*" >&2; exit 1; }
 # the .dsc of a security update), each file is taken from whichever of the suite's pools has it,
 # checked against the SHA-256 in the signed Sources index, unpacked and patched as dpkg-source does.
 fetch_source() {
-    mkdir -p "$srcroot"
-    cd "$srcroot"
+    cd "$srcroot" || return 1
     log=$srcroot/apt-source-$upstream.log
     if apt-get source -q "slurm-wlm=$debver" >/dev/null 2>"$log" && [ -d "$tree" ]; then return 0; fi
     # apt-cache showsrc takes no =VERSION: keep the checksums of the stanza of that version.
@@ -46,8 +46,8 @@ fetch_source() {
             { echo "idletime/get-slurm: cannot fetch $f of slurm-wlm $debver from the archive (see $log)" >&2; return 1; }
     done
     rm -rf "$tree.tmp"; mkdir -p "$tree.tmp"
-    tar xzf "slurm-wlm_$upstream.orig.tar.gz" -C "$tree.tmp" --strip-components=1
-    tar xJf "slurm-wlm_$debver.debian.tar.xz" -C "$tree.tmp"
+    tar xzf "slurm-wlm_$upstream.orig.tar.gz" -C "$tree.tmp" --strip-components=1 || return 1
+    tar xJf "slurm-wlm_$debver.debian.tar.xz" -C "$tree.tmp" || return 1
     (cd "$tree.tmp" && for p in $(grep -v '^#' debian/patches/series); do patch -p1 -s <"debian/patches/$p" || exit 1; done) ||
         { echo "idletime/get-slurm: debian/patches did not apply to $tree" >&2; return 1; }
     mv "$tree.tmp" "$tree"
@@ -76,6 +76,8 @@ case "$series" in
     *) die "unknown Slurm series '$series' (allowed: 22.05, 24.11, 26.05)" ;;
 esac
 [ "$(id -u)" = 0 ] || die "run as root (it adds an apt source entry and installs into $root)"
+. "$here/root-dir.sh"
+root_dir "$srcroot" || die "unsafe source directory $srcroot (IDLETIME_SLURM_CACHE)"
 
 if [ "$series" = 22.05 ]; then
     # Debian 12's own packages: binaries in /usr, source configured by get-slurm-src.sh.
@@ -87,11 +89,13 @@ fi
 # Source entries only: apt never offers trixie/sid binaries for installation.
 list=/etc/apt/sources.list.d/idletime-deb-src-$suite.sources
 if [ ! -f "$list" ]; then
+    # deb822 (debian.sources, as cloud images have) or the installer's one-line sources.list.
     src=/etc/apt/sources.list.d/debian.sources
-    uri=$(sed -n 's/^URIs: *//p' "$src" | grep -v security | head -1)
-    sec=$(sed -n 's/^URIs: *//p' "$src" | grep security | head -1)
-    key=$(sed -n 's/^Signed-By: *//p' "$src" | head -1)
-    [ -n "$uri" ] || die "no archive URI in $src"
+    uris=$(sed -n 's/^URIs: *//p' "$src" 2>/dev/null; sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([a-z]*:[^ ]*\) .*/\2/p' /etc/apt/sources.list 2>/dev/null)
+    uri=$(echo "$uris" | grep -v security | head -1)
+    sec=$(echo "$uris" | grep security | head -1)
+    key=$(sed -n 's/^Signed-By: *//p' "$src" 2>/dev/null | head -1)
+    [ -n "$uri" ] || die "no Debian archive URI in $src or /etc/apt/sources.list"
     key=${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
     {
         printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' "$uri" "$suite" "$key"

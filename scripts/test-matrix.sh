@@ -22,7 +22,8 @@ step() {
 [ -x "$top/configure" ] && [ "$top/configure" -nt "$top/configure.ac" ] || "$top/scripts/bootstrap.sh"
 # Debian 12's Slurm 22.05 and idletime built for it (test-all.sh's _build), for the guard checks.
 spank2205=$top/_build/plugins/spank/.libs/spank_idletime.so
-port=26800
+# Ports below the ephemeral range (32768): series k uses 25800 + 3000 k + 1000 i, i = 1..3.
+port=25800
 passed="" untested=""
 for series in "$@"; do
     step "Slurm $series: get its source and build it into /opt/slurm (reused when built before)"
@@ -38,10 +39,12 @@ for series in "$@"; do
     [ $rc = 0 ] || exit $rc
     src=$("$top/scripts/get-slurm.sh" --src "$series")
     release=$(basename "$(readlink -f "$slurm")")
-    build=$top/_build-slurm-$series
+    # Build and state dirs are named for the exact release: a point release (24.11.5 -> 24.11.6)
+    # gets fresh ones (a state dir belongs to one Slurm, start.sh refuses another).
+    build=$top/_build-slurm-$release
     step "Slurm $series: build idletime against $slurm (-Werror)"
     mkdir -p "$build"
-    (cd "$build" && { [ -f Makefile ] || "$top/configure" --enable-werror --with-slurm="$slurm" --with-slurm-src="$src" \
+    (cd "$build" && { [ -f Makefile ] || "$top/configure" --enable-werror --with-slurm="$(readlink -f "$slurm")" --with-slurm-src="$src" \
         --prefix="/opt/idletime-$series" >configure.out; } && make -j2 >/dev/null)
     grep -q "slurm: *$release in" "$build/configure.out" || { echo "test-matrix: configure in $build did not find Slurm $release"; exit 1; }
     step "Slurm $series: unit tests"
@@ -60,9 +63,9 @@ for series in "$@"; do
     fi
     step "Slurm $series: cluster tests on a cluster of that Slurm"
     # shellcheck disable=SC2086 # word list on purpose
-    IDLETIME_SLURM=$slurm PREFIX=/opt/idletime-$series IDLETIME_CI_DIR=/var/tmp/idletime-ci-slurm-$series \
+    IDLETIME_SLURM=$slurm PREFIX=/opt/idletime-$series IDLETIME_CI_DIR=/var/tmp/idletime-ci-slurm-$release \
         IDLETIME_CI_PORT_BASE=$port IDLETIME_BUILD_DIR=$build SHARDS=2 "$top/testsuite/cluster/run-suites.sh" $TESTS
-    port=$((port + 4000))
+    port=$((port + 3000))
     passed="$passed $series"
 done
 step "version matrix: passed:${passed:- none}${untested:+; NOT TESTED (no source):$untested}"

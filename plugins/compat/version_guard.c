@@ -3,11 +3,12 @@
  * Slurm other than the one it was built for, logs one line naming both versions and the fix,
  * before Slurm's own version check refuses the plugin (Slurm's line names only the plugin's).
  *
- * Runs at dlopen() time (a constructor): the running Slurm's exact version is what its
- * libslurmfull's slurm_api_version() returns (every Slurm daemon and command links it), else
- * the plugin_version of any Slurm plugin that process already loaded (auth/munge, select/...),
- * found by walking the loaded objects. Nothing is logged when neither is found or the versions
- * agree. Never blocks, allocates nothing, never fails the load by itself.
+ * Runs at dlopen() time (a constructor). The running Slurm's exact release is the plugin_version
+ * of a Slurm plugin that process already loaded (auth/munge, select/...; not SPANK plugins, which
+ * carry their own build's release, nor other idletime plugins), found by walking the loaded
+ * objects. Without one (sbatch loads SPANK plugins first), the API generation of the host's
+ * libslurmfull (slurm_api_version()) names its series. Nothing is logged when neither is found
+ * or they agree. Never blocks and never fails the load by itself (Slurm's own check refuses it).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -43,8 +44,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	v = dlsym(handle, "plugin_version");
 	t = dlsym(handle, "plugin_type");
-	/* Another idletime plugin is no witness of the host's version. */
-	if (v && t && strncmp(t + strcspn(t, "/"), "/idletime", 9)) {
+	/* Another idletime plugin is no witness of the host's version, nor a SPANK plugin (its
+	 * plugin_version is its own build's release, e.g. a site plugin built for 24.11.4). */
+	if (v && t && strncmp(t + strcspn(t, "/"), "/idletime", 9) && strcmp(t, "spank")) {
 		h->version = *v;
 		h->from = name;
 	}

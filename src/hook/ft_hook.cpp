@@ -609,6 +609,13 @@ int main(int argc, char **argv) {
     if (!parse_args(argc, argv, o)) return cmdline::kExitUsage;
     if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
     if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
+    // slurm_init() exits the process (Slurm's fatal()) when it cannot read slurm.conf: say why
+    // first, in our own log, rather than leave slurmctld's "EpilogSlurmctld exit status 1" alone.
+    const char *conf = std::getenv("SLURM_CONF");
+    if (conf && *conf && access(conf, R_OK) != 0) {
+        logf("job %u: cannot read SLURM_CONF=%s (%s): nothing decided", o.job_id, conf, std::strerror(errno));
+        return 1;
+    }
     slurmjob::init();
     try {
         slurmjob::Job job;

@@ -33,7 +33,12 @@ ic_layout() {
 	IC_PORT_SLURMD0=$((IC_PORT_BASE + 100))
 	export SLURM_CONF=$IC_CONF
 	# The Slurm this state dir runs (start.sh --slurm): its commands come first in PATH.
-	[ ! -s "$IC_ETC/slurm-prefix" ] || ic_slurm_use "$(cat "$IC_ETC/slurm-prefix")"
+	# Only a record this user wrote (a /var/tmp state dir could be planted by anyone).
+	if [ -s "$IC_ETC/slurm-prefix" ]; then
+		[ ! -L "$IC_ETC/slurm-prefix" ] && [ "$(stat -c %u "$IC_ETC/slurm-prefix")" = "$(id -u)" ] ||
+			ic_die "$IC_ETC/slurm-prefix is not a file of uid $(id -u): refusing to run the Slurm it names"
+		ic_slurm_use "$(cat "$IC_ETC/slurm-prefix")"
+	fi
 }
 
 # ---- which Slurm ------------------------------------------------------------------------------
@@ -50,6 +55,9 @@ ic_slurm_use() {
 	fi
 	[ -x "$IC_SLURM/sbin/slurmctld" ] && [ -x "$IC_SLURM/bin/sbatch" ] ||
 		ic_die "--slurm $IC_SLURM: no sbin/slurmctld and bin/sbatch there (scripts/get-slurm.sh SERIES builds one)"
+	# Root starts these daemons: they must be root's own files.
+	[ "$(id -u)" != 0 ] || [ "$(stat -c %u "$IC_SLURM/sbin/slurmctld")" = 0 ] ||
+		ic_die "--slurm $IC_SLURM: sbin/slurmctld is not owned by root: refusing to start it as root"
 	IC_SLURM_PLUGINS=$IC_SLURM/lib/slurm
 	IC_SLURM_PATH=$IC_SLURM/bin:
 	case ":$PATH:" in *":$IC_SLURM/bin:"*) ;; *) PATH=$IC_SLURM/bin:$PATH ;; esac
