@@ -82,6 +82,9 @@ bool split_listen(const std::string &listen, std::string &host, int &port) {
     } else if (size_t colon = listen.rfind(':'); colon != std::string::npos) {
         host = listen.substr(0, colon);
         p = listen.substr(colon + 1);
+    } else {
+        // A bare PORT changes the port only: every address needs an explicit "*:PORT".
+        host = "127.0.0.1";
     }
     if (host == "*") host.clear();
     if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
