@@ -43,6 +43,15 @@ else
 	it_fail "port 9863 is taken on this machine: $(ss -Htlnp 'sport = :9863')"
 fi
 
+# A bare --listen=PORT changes the port only: still 127.0.0.1 (before, it listened on every address).
+bport=$((IC_PORT_BASE + 50))
+"$EXP" --config="$CFG" --listen="$bport" 2>"$dlog.bare" &
+dpid=$!
+ic_poll 10 grep -q 'serving /metrics' "$dlog.bare" || { kill "$dpid"; it_fail "exporter --listen=$bport did not start: $(cat "$dlog.bare")"; }
+socks=$(ss -Htln "sport = :$bport" | awk '{print $4}')
+kill -TERM "$dpid"; wait "$dpid"
+it_assert_eq "127.0.0.1:$bport" "$socks" "listening sockets of the exporter with --listen=$bport"
+
 log=$IC_DIR/exporter-test.log
 "$EXP" --config="$CFG" --listen=127.0.0.1:0 2>"$log" &
 epid=$!
