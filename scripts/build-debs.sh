@@ -20,13 +20,17 @@ export DEB_BUILD_OPTIONS
 echo "idletime/build-debs: dpkg-buildpackage -b -us -uc (plugins package $plugins, Slurm source $IDLETIME_SLURM_SRC)" >&2
 dpkg-buildpackage -b -us -uc ${IDLETIME_DEB_NOCLEAN:+-nc} >&2
 # dpkg-buildpackage writes into the parent directory.
+# Only idletime's own packages (debian/control) are replaced or moved: OUTDIR and the parent
+# directory may hold other packages (a local repository).
 mkdir -p "$out"
-rm -f "$out"/*.deb
+pkgs=$(sed -n 's/^Package: *//p' debian/control)
+for p in $pkgs; do rm -f "$out/${p}"_*.deb; done
 parent=$(dirname "$top")
 ver=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 for f in "$parent"/*_"${ver}"_"$arch".deb "$parent"/*_"${ver}"_all.deb; do
 	[ -f "$f" ] || continue
+	echo "$pkgs" | grep -qx "$(basename "$f" | cut -d_ -f1)" || continue
 	mv "$f" "$out/"
 	echo "$out/$(basename "$f")"
 done
