@@ -26,7 +26,6 @@ extern const uint32_t plugin_version;
 struct host_seen {
 	const char *self;   /* our own object's path */
 	uint32_t version;   /* plugin_version of the first other Slurm plugin, or 0 */
-	const char *from;   /* that plugin's path */
 };
 
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
@@ -48,7 +47,6 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	 * plugin_version is its own build's release, e.g. a site plugin built for 24.11.4). */
 	if (v && t && strncmp(t + strcspn(t, "/"), "/idletime", 9) && strcmp(t, "spank")) {
 		h->version = *v;
-		h->from = name;
 	}
 	dlclose(handle);
 	return h->version != 0;

@@ -3,7 +3,6 @@
 
 #include <slurm/slurm.h>
 #include "compat/slurm_api.h"
-#include <cstring>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
