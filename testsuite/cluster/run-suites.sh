@@ -53,6 +53,8 @@ for key in "${group_keys[@]}"; do
 		case $w in -*) abs_args+=" $w" ;; /*) abs_args+=" $w" ;; *) abs_args+=" $top/$w" ;; esac
 	done
 	dir=${IDLETIME_CI_DIR:-/var/tmp/idletime-ci}-$i
+	# A run that was killed can leave daemons behind (run-tests.sh cancels the jobs it left).
+	"$here/stop.sh" --dir "$dir" >/dev/null 2>&1 || true
 	# Clusters start one at a time (a start is CPU-heavy on 2 cores); the tests then run in parallel.
 	# shellcheck disable=SC2086 # word list on purpose
 	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i)) \

@@ -4,7 +4,8 @@
 # Env: START_ARGS (extra start.sh arguments, word-split), IT_TEST_TIMEOUT (s per test, 900;
 # a test's "# timeout: SECONDS" header line overrides it).
 # Prints one line per test and a summary; exit 1 when any test failed. After every test all
-# jobs are cancelled, so a failing test never leaves jobs for the next one.
+# jobs are cancelled, so a failing test never leaves jobs for the next one; jobs that a killed
+# run left are cancelled before the first test.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck disable=SC2086 # START_ARGS is a word list
@@ -24,6 +25,14 @@ for t in "$here"/t-*.sh; do
 	tests+=("$t")
 done
 [ ${#tests[@]} -gt 0 ] || { echo "run-tests: no test matches: $*" >&2; exit 1; }
+
+# A run that was killed leaves its jobs in slurmctld's saved state (e.g. a half-done replay's),
+# and slurmctld recovers them: cancel them before the first test.
+left=$(squeue -h -o %i 2>/dev/null | wc -l)
+if [ "$left" -gt 0 ]; then
+	echo "run-tests: cancelling $left jobs left by an earlier run"
+	it_cleanup_jobs || { echo "run-tests: jobs of an earlier run did not end" >&2; exit 1; }
+fi
 
 pass=0 fail=0 failed=()
 for t in "${tests[@]}"; do
