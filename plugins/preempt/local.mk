@@ -10,7 +10,7 @@ idletime_slurm_plugin_ldflags = -L$(SLURM_FULL_LIBDIR) -lslurmfull \
 EXTRA_DIST += plugins/preempt/slurm_plugin.map
 # Shared by preempt/idletime and site_factor/idletime; slurm_2205.h / slurm_2411.h are the
 # per-release adapters (slurm_internal.h picks one).
-idletime_slurm_internal_sources = plugins/preempt/job_view.c plugins/preempt/plugin_config.c \
+idletime_slurm_internal_sources = plugins/preempt/job_view.c plugins/preempt/plugin_config.c plugins/preempt/call_stats.c \
 	plugins/preempt/slurm_internal.h plugins/preempt/slurm_2205.h plugins/preempt/slurm_2411.h \
 	plugins/compat/version_guard.c
 # The preempt interface: one call with PREEMPT_DATA_* up to 25.11, one function per value since 26.05.

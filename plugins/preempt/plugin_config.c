@@ -6,7 +6,8 @@
  * only by one watcher thread per plugin, which holds no slurmctld lock. It looks once a second
  * (or when woken by site_factor_p_reconfig) at slurm_conf.last_update, parses a changed config
  * into a fresh state without any lock, and only then takes the plugin's mutex for the pointer
- * swap (idletime_sched_take_config). Scheduling calls never wait for a read.
+ * swap (idletime_sched_take_config). Scheduling calls never wait for a read. The watcher also
+ * logs the time spent in the plugin's hot call (call_stats.c).
  */
 #include "plugins/preempt/slurm_internal.h"
 
@@ -92,6 +93,8 @@ static void *watch(void *arg)
 	slurm_mutex_lock(p->lock);
 	while (!p->stop) {
 		struct timespec until;
+		idletime_call_stats_t stats;
+		bool log_stats;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += 1;
@@ -100,7 +103,10 @@ static void *watch(void *arg)
 		p->kicked = false;
 		if (p->stop)
 			break;
+		log_stats = p->timed_call && idletime_call_stats_take(p, &stats);
 		slurm_mutex_unlock(p->lock);
+		if (log_stats)
+			idletime_call_stats_log(p, &stats);
 		check_once(p);
 		slurm_mutex_lock(p->lock);
 	}

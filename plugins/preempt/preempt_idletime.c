@@ -26,6 +26,7 @@ static idletime_sched_t *sched;
 static idletime_plugin_t plugin = {
 	.lock = &sched_lock, .sched = &sched, .who = "idletime/preempt",
 	.min_run_env = "IDLETIME_PREEMPT_MIN_RUN_TIME", .without = "deciding like preempt/partition_prio",
+	.timed_call = "preemptable()",
 };
 
 extern int init(void)
@@ -56,14 +57,17 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 {
 	idletime_sched_job_t a, b;
 	time_t now = time(NULL);
+	struct timespec t0;
 	int rc;
 
 	if (!preemptee->part_ptr || !preemptor->part_ptr || !IS_JOB_RUNNING(preemptee))
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
+	idletime_call_begin(&t0);
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
+	idletime_call_end(&plugin, &t0);
 	slurm_mutex_unlock(&sched_lock);
 	return rc == 1;
 }

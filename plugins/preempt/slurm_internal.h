@@ -60,6 +60,12 @@ void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sche
 /* Config file: $IDLETIME_CONFIG, else /etc/idletime/idletime.json. */
 const char *idletime_config_path(void);
 
+/* Time spent in the plugin's hot call (call_stats.c). */
+typedef struct {
+	uint64_t calls, ns, max_ns;
+	time_t first, last; /* CLOCK_MONOTONIC seconds of the first and last call counted */
+} idletime_call_stats_t;
+
 /* One plugin's policy state and how it reports (plugin_config.c). */
 typedef struct {
 	pthread_mutex_t *lock;     /* guards *sched, stop and kicked */
@@ -67,6 +73,8 @@ typedef struct {
 	const char *who;           /* log prefix, e.g. "idletime/preempt" */
 	const char *min_run_env;   /* env var of the minimum run time (s), or NULL */
 	const char *without;       /* what the plugin does with no config ever loaded */
+	const char *timed_call;    /* the call timed by idletime_call_begin/_end, e.g. "preemptable()" */
+	idletime_call_stats_t stats; /* guarded by lock */
 	/* The watcher's own: slurm_conf.last_update at the last load, and whether a later
 	 * reconfigure in that same second (1 s resolution) is still possible, then the file. */
 	time_t conf_seen;
@@ -85,5 +93,13 @@ int idletime_plugin_init(idletime_plugin_t *p);
 void idletime_plugin_kick(idletime_plugin_t *p);
 /* Stops the watcher (joins it) and frees the state. */
 void idletime_plugin_fini(idletime_plugin_t *p);
+
+/* Time one call: begin before, end after (with p->lock held). The watcher logs a summary line
+ * once the calls pause for 5 s, or every 60 s while they keep coming. */
+void idletime_call_begin(struct timespec *t0);
+void idletime_call_end(idletime_plugin_t *p, const struct timespec *t0);
+/* With p->lock held: a summary that is due (and resets the counts), else false. */
+bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out);
+void idletime_call_stats_log(const idletime_plugin_t *p, const idletime_call_stats_t *s);
 
 #endif

@@ -64,5 +64,8 @@ for id in "${ids[@]}"; do
 done
 grep -q "preempted JobId=$fresh has been requeued" "$IC_LOGD/slurmctld.log" ||
 	it_fail "slurmctld.log has no requeue line for $fresh"
-it_info "ages ${AGES[*]} s -> preempted $fresh only; owner $owner started in quota-team-a"
+# preempt/idletime logs its time per preemptable() call once the calls pause for 5 s.
+stats_line() { grep -o 'idletime/preempt: preemptable() calls=[1-9][0-9]* mean_us=[0-9.]* max_us=[0-9.]* over [0-9]* s' "$IC_LOGD/slurmctld.log" | tail -n1 | grep .; }
+ic_poll 20 stats_line >/dev/null || it_fail "slurmctld.log has no preempt/idletime time-per-call line 20 s after the preemption"
+it_info "ages ${AGES[*]} s -> preempted $fresh only; owner $owner started in quota-team-a; $(stats_line)"
 it_pass

@@ -1,0 +1,139 @@
+# shellcheck shell=bash
+# Steps of bench/reclaim/scale.sh (source after lib.sh). Victims are array tasks of carol named
+# scale-v (output $IC_DIR/out/scale-v-<jobid>.out, appended over requeues), queued idle-time jobs
+# scale-p, owners scale-o. Sets SC_LAST_IDLETIME / SC_LAST_NATIVE (slowest owner, s) for scale.sh.
+# shellcheck disable=SC2034 # SC_LAST_* are read by scale.sh
+
+sc_victim_files() { ls "$IC_DIR"/out/scale-v-*.out 2>/dev/null; }
+# sc_ready_files: victims that printed "ready" at least once.
+sc_ready_files() { grep -l '^ready ' "$IC_DIR"/out/scale-v-*.out 2>/dev/null | wc -l; }
+# sc_lines_after KEY T GLOB: lines "KEY <t> ..." with t > T in the files of GLOB.
+# shellcheck disable=SC2086 # GLOB on purpose
+sc_lines_after() { cat $3 2>/dev/null | awk -v k="$1" -v t="$2" '$1 == k && $2 + 0 > t + 0' | wc -l; }
+# sc_notice_counts: "file count" of notices per victim.
+sc_notice_counts() { for f in $(sc_victim_files); do echo "$f $(grep -c '^notice' "$f")"; done; }
+sc_rss_mib() { ps -o rss= "$@" 2>/dev/null | awk '{s += $1} END {printf "%.0f", s / 1024}'; }
+
+# sc_fill MODE PENDING: 512 one-GPU victims (notice: release or ignore) all ready, then PENDING
+# more idle-time jobs queued behind them.
+sc_fill() {
+	local mode=$1 pend=$2 t0 c left deadline
+	t0=$(rc_now)
+	it_submit carol -J scale-v --open-mode=append --idle-resources=only --array=1-512 --gres=gpu:a100:1 \
+		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" >/dev/null || return 1
+	deadline=$(($(date +%s) + 1500))
+	until [ "$(sc_ready_files)" -ge 512 ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_fill: only $(sc_ready_files) of 512 victims ready after 1500 s" >&2; return 1; }
+		sleep 3
+	done
+	echo "fill ($mode): 512 one-GPU idle-time jobs running and ready $(rc_sub "$(rc_now)" "$t0") s after one sbatch --array=1-512"
+	left=$pend
+	while [ "$left" -gt 0 ]; do  # MaxArraySize is 1001 by default
+		c=$((left > 1000 ? 1000 : left))
+		it_submit carol -J scale-p --idle-resources=only --array=1-"$c" --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 3600 >/dev/null || return 1
+		left=$((left - c))
+	done
+	[ "$pend" = 0 ] || echo "queued: $(squeue -h -r -n scale-p -t PD | wc -l) more idle-time jobs pending (scale-p); jobs in slurmctld: $(squeue -h -r | wc -l)"
+}
+
+sc_memory() {
+	local ctld slurmd stepd probes n_stepd n_probe
+	ctld=$(sc_rss_mib -C slurmctld)
+	slurmd=$(sc_rss_mib -C slurmd)
+	n_stepd=$(pgrep -c -x slurmstepd)
+	stepd=$(sc_rss_mib -C slurmstepd)
+	n_probe=$(pgrep -c -f notice_probe.py)
+	probes=$(pgrep -f notice_probe.py | tr '\n' ',' | sed 's/,$//')
+	probes=$(sc_rss_mib -p "${probes:-1}")
+	echo "memory (RSS): slurmctld $ctld MiB, $(pgrep -c -x slurmd) slurmd $slurmd MiB, $n_stepd slurmstepd $stepd MiB, $n_probe victim processes $probes MiB; MemAvailable $(awk '/^MemAvailable/ {printf "%.0f", $2 / 1024}' /proc/meminfo) of $(awk '/^MemTotal/ {printf "%.0f", $2 / 1024}' /proc/meminfo) MiB"
+}
+
+# sc_sdiag: slurmctld's main and backfill scheduling cycles since the last `sdiag -r`.
+sc_sdiag() {
+	sdiag 2>/dev/null | awk '
+		/^Main schedule statistics/ { s = "main" } /^Backfilling stats/ { s = "backfill" }
+		/^Latency for|^Remote Procedure Call/ { s = "" }
+		s != "" && /^[ \t]*Total cycles:/ { n[s] = $3 }
+		s != "" && /^[ \t]*Max cycle:/ { mx[s] = $3 }
+		s != "" && /^[ \t]*Mean cycle:/ { mn[s] = $3 }
+		END { for (k in n) printf "%s %s cycles, mean %.1f ms, max %.1f ms; ", k, n[k], mn[k] / 1000, mx[k] / 1000 }'
+}
+
+# sc_round N [native]: N owners at once; prints the results. Sets SC_OWNERS, SC_PREEMPTED.
+sc_round() {
+	local n=$1 mode=${2:-idletime} t0 i user quota o lat max=0 tall=0 st save vict twice starts pstarts log0
+	local -a own=() tsub=() lats=()
+	local before after
+	before=$(mktemp) after=$(mktemp)
+	sc_notice_counts >"$before"
+	sdiag -r >/dev/null 2>&1
+	log0=$(wc -l <"$IC_LOGD/slurmctld.log")
+	t0=$(rc_now)
+	for i in $(seq "$n"); do
+		if [ $((i % 2)) = 1 ]; then user=alice quota=team-a; else user=bob quota=team-b; fi
+		tsub+=("$(rc_now)")
+		o=$(it_submit "$user" -J scale-o --quota="$quota" --gres=gpu:a100:8 "$RC_JOBS/owner.sh" 3600) || return 1
+		own+=("$o")
+	done
+	for i in "${!own[@]}"; do
+		rc_wait_line "$(rc_out scale-o "${own[$i]}")" '^started ' 900 || return 1
+		st=$(rc_word "$(rc_out scale-o "${own[$i]}")" started)
+		lat=$(rc_sub "$st" "${tsub[$i]}")
+		lats+=("$lat")
+		rc_le "$lat" "$max" || max=$lat
+		rc_le "$st" "$tall" || tall=$st
+	done
+	sc_notice_counts >"$after"
+	SC_PREEMPTED=$(join "$before" "$after" | awk '$3 > $2 {print $1}')
+	vict=$(join "$before" "$after" | awk '$3 > $2' | wc -l)
+	twice=$(join "$before" "$after" | awk '$3 > $2 + 1' | wc -l)
+	rm -f "$before" "$after"
+	save=$(sc_victim_files | xargs awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
+	starts=$(sc_lines_after ready "$t0" "$IC_DIR/out/scale-v-*.out")
+	pstarts=$(sc_lines_after started "$t0" "$IC_DIR/out/scale-p-*.out")
+	SC_OWNERS="${own[*]}"
+	printf 'N=%d %s: all owners running %s s after their own sbatch (median %s s), %s s after the first sbatch; slowest save %s s\n' \
+		"$n" "$mode" "$max" "$(printf '%s\n' "${lats[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')" \
+		"$(rc_sub "$tall" "$t0")" "$save"
+	printf 'N=%d %s: victims %d (%s per owner, 8 needed), preempted twice %d, idle-time starts during the reclaim %d (+%d queued jobs)\n' \
+		"$n" "$mode" "$vict" "$(awk -v v="$vict" -v n="$n" 'BEGIN {printf "%.2f", v / n}')" "$twice" "$starts" "$pstarts"
+	echo "N=$n $mode: sdiag: $(sc_sdiag)"
+	SC_LOG0=$log0 SC_N=$n SC_MODE=$mode
+	[ "$mode" != native ] || { sleep 6; sc_plugin_time; }
+	if [ "$mode" = native ]; then SC_LAST_NATIVE=$max; else SC_LAST_IDLETIME=$max; fi
+}
+
+# sc_resume: cancel the owners of the last round; prints when every victim it preempted ran again
+# (its next "ready" line) and how many queued idle-time jobs started before them.
+sc_resume() {
+	local tc f r worst=0 deadline n pst
+	n=$(wc -w <<<"$SC_PREEMPTED")
+	tc=$(rc_now)
+	# shellcheck disable=SC2086 # list of ids
+	scancel $SC_OWNERS
+	deadline=$(($(date +%s) + 900))
+	for f in $SC_PREEMPTED; do
+		until r=$(awk -v t="$tc" '$1 == "ready" && $2 > t {print $2; exit}' "$f") && [ -n "$r" ]; do
+			[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_resume: $f did not run again within 900 s of the owners' scancel" >&2; return 1; }
+			sleep 1
+		done
+		rc_le "$(rc_sub "$r" "$tc")" "$worst" || worst=$(rc_sub "$r" "$tc")
+	done
+	pst=$(sc_lines_after started "$tc" "$IC_DIR/out/scale-p-*.out")
+	echo "resume: the $n preempted victims all ran again within $worst s of the owners' scancel; queued idle-time jobs started before them: $pst"
+	ic_poll 120 sc_owners_gone || echo "sc_resume: owners still listed 120 s after their scancel" >&2
+	sleep 6  # preempt/idletime logs its summary once the calls pause for 5 s
+	sc_plugin_time
+}
+
+# sc_plugin_time: preempt/idletime's time per preemptable() call in slurmctld since the last
+# round began (its summary lines "calls=N mean_us=M max_us=X"), all lines together.
+sc_plugin_time() {
+	tail -n +"$((SC_LOG0 + 1))" "$IC_LOGD/slurmctld.log" | grep -o 'idletime/preempt: preemptable() calls=.*' |
+		awk -v n="$SC_N" -v m="$SC_MODE" '{
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			c += v["calls"]; ns += v["calls"] * v["mean_us"]; if (v["max_us"] > mx) mx = v["max_us"] }
+			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us\n", n, m, c, ns / c, mx
+			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
+}
+sc_owners_gone() { [ -z "$(squeue -h -j "${SC_OWNERS// /,}" 2>/dev/null)" ]; }

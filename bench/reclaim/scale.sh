@@ -1,0 +1,61 @@
+#!/bin/bash
+# bench/reclaim/scale.sh: reclaim at scale (issue 14, goals 1 and 3). Needs the cluster of
+# bench/reclaim/scale64.json: pool a100-big = 64 emulated nodes x 8 GPUs (one slurmd each), quotas
+# team-a and team-b of 256 GPUs each. The run:
+#   1. fills all 512 GPUs with one-GPU idle-time jobs of carol (array scale-v: they save SAVE_MB
+#      MiB on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
+#   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), 8 GPUs each, are submitted
+#      together; prints when all ran (each owner's own start line - its own sbatch; and from the
+#      first sbatch), the slowest victim save, victims per owner, victims preempted twice,
+#      idle-time job starts during the reclaim (thrashing), slurmctld's sdiag cycle times and
+#      preempt/idletime's time per call (its slurmctld log line); then cancels the owners and
+#      prints when every preempted victim ran again (resume);
+#   3. the same for the largest N with victims that ignore the notice (Slurm alone: GraceTime,
+#      SIGTERM, KillWait), and the ratio.
+# Usage: scale.sh [N...]   (default 1 4 16 64; N <= 64)
+# Env: PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
+# IDLETIME_CLUSTER_DIR / IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX. Takes 15-25 minutes.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC2034 # read by lib.sh
+IT_NAME=bench-reclaim-scale
+# shellcheck source=../../testsuite/cluster/lib.sh
+. "$here/../../testsuite/cluster/lib.sh"
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+# shellcheck source=scale-lib.sh
+. "$here/scale-lib.sh"
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1 4 16 64)
+for n in "${sizes[@]}"; do
+	if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 64 ]; then
+		echo "bench/reclaim/scale: N must be 1-64 (one 8-GPU owner per node of a100-big), not '$n'" >&2
+		exit 2
+	fi
+done
+pending=${PENDING:-1536}
+[[ $pending =~ ^[0-9]+$ ]] || { echo "bench/reclaim/scale: PENDING must be a number, not '$pending'" >&2; exit 2; }
+it_begin
+rc_env || exit 1
+nodes=$(sinfo -h -p idle-a100-big -o %D 2>/dev/null)
+[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json --extra-conf bench/reclaim/scale-slurm.conf); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
+it_cleanup_jobs >/dev/null 2>&1
+rm -f "$IC_DIR"/out/scale-*.out
+echo "bench/reclaim/scale: 64 nodes x 8 GPUs, victims save ${SAVE_MB:-1} MiB; $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
+
+sc_fill release "$pending" || exit 1
+sc_memory
+for n in "${sizes[@]}"; do
+	sc_round "$n" || exit 1
+	sc_resume || exit 1
+done
+[ "${NATIVE:-1}" = 1 ] || exit 0
+big=${sizes[-1]}
+it_cleanup_jobs >/dev/null 2>&1 || { echo "bench/reclaim/scale: jobs left before the native round" >&2; exit 1; }
+rm -f "$IC_DIR"/out/scale-*.out
+sc_fill ignore 0 || exit 1
+sc_round "$big" native || exit 1
+awk -v a="$SC_LAST_NATIVE" -v b="$SC_LAST_IDLETIME" -v n="$big" \
+	'BEGIN { if (b > 0) printf "N=%d ratio native/idletime (all owners running): %.1fx\n", n, a / b }'
+it_cleanup_jobs >/dev/null 2>&1
+exit 0
