@@ -2,7 +2,8 @@
 # idletime-exporter on the real cluster: a job In Quota, one Not in Quota, one pending; the
 # /metrics scrape passes `promtool check metrics`, and every quota, pool and tenant number equals
 # what `idletime quota --json` shows at the same moment; idle-time jobs running and pending;
-# HTTP behaviour (404, 405, HEAD) and bad options; SIGTERM stops it with exit 0.
+# HTTP behaviour (404, 405, HEAD), concurrent clients sharing one job load, and bad options;
+# SIGTERM stops it with exit 0.
 # Env: IDLETIME_BIN (default /usr/local/bin/idletime), IDLETIME_EXPORTER (default the sbin next
 # to it), PROMTOOL (default promtool, Debian package prometheus).
 . "$(dirname "$0")/lib.sh"
@@ -150,6 +151,53 @@ read -r sent total status <<<"$slow"
 	it_fail "a request head trickled in over $((total / 2)) s was not cut off: sent $sent of $total bytes, answer '$status'"
 it_info "slow client cut off after $sent of $total bytes: $status"
 it_assert_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")" "GET /metrics after a slow client"
+# Connections are served concurrently (security.md E3): while a client trickles its request head,
+# another scraper is answered before that client is cut off (one at a time, it waited for the 5 s
+# head deadline); 20 scrapers at once all get 200 and share job loads: slurmctld counts fewer
+# than 20 REQUEST_JOB_INFO for them.
+conc=$(/usr/bin/python3 - "$port" <<'PY'
+import select, socket, sys
+port = int(sys.argv[1])
+slow = socket.create_connection(("127.0.0.1", port))
+slow.send(b"GET /metrics HTTP/1.1\r\nX-Slow: a")
+fast = socket.create_connection(("127.0.0.1", port))
+fast.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+resp = b""
+while True:
+    b = fast.recv(65536)
+    if not b:
+        break
+    resp += b
+first = "slow-still-waiting" if not select.select([slow], [], [], 0)[0] else "slow-answered-first"
+print(resp.split(b"\r\n")[0].decode(errors="replace").replace(" ", "_"), first)
+PY
+) || it_fail "concurrent clients: $conc"
+it_assert_eq "HTTP/1.1_200_OK slow-still-waiting" "$conc" "a scrape while another client trickles its request"
+jobinfo() { sdiag | awk '/^[ \t]*REQUEST_JOB_INFO[ \t(]/ { if (match($0, /count:[0-9]+/)) print substr($0, RSTART + 6, RLENGTH - 6); exit }'; }
+j0=$(jobinfo)
+[ -n "$j0" ] || it_fail "sdiag shows no REQUEST_JOB_INFO count: $(sdiag | grep -m1 REQUEST_JOB_INFO)"
+many=$(/usr/bin/python3 - "$port" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+for s in socks:
+    s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+ok = 0
+for s in socks:
+    resp = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        resp += b
+    ok += resp.startswith(b"HTTP/1.1 200 OK") and b"idletime_up 1" in resp
+print(ok)
+PY
+) || it_fail "20 concurrent scrapes: $many"
+j1=$(jobinfo)
+it_assert_eq 20 "$many" "scrapes of 20 concurrent clients answered 200 with idletime_up 1"
+[ $((j1 - j0)) -lt 20 ] || it_fail "20 concurrent scrapes made $((j1 - j0)) job loads (REQUEST_JOB_INFO), expected them shared"
+it_info "20 concurrent scrapes: $((j1 - j0)) job loads in slurmctld"
 # --once prints the same families.
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$("$EXP" --config="$CFG" --once | grep -c '^# TYPE')" "--once families"
 

@@ -5,8 +5,11 @@
 #include <slurm/slurm.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <ctime>
 #include <iostream>
+#include <mutex>
 
 #include "core/cmdline.hpp"
 #include "tools/exporter/http_server.hpp"
@@ -77,6 +80,47 @@ std::string scrape(const Config &cfg, const Catalog &cat, bool &up) {
     return metrics_text(account(cfg, views), views, now, info);
 }
 
+// Scrapes that arrive while one is loading wait for it and share its text: any number of
+// scrapers at once cost slurmctld one job load, and a scrape is never older than that load.
+class SharedScrape {
+public:
+    std::string get(const Config &cfg, const Catalog &cat) {
+        std::unique_lock<std::mutex> lk(mu_);
+        if (loading_) {
+            uint64_t gen = gen_;
+            done_.wait(lk, [&] { return gen_ != gen; });
+            return text_;
+        }
+        loading_ = true;
+        lk.unlock();
+        std::string text;
+        try {
+            bool up = false;
+            text = scrape(cfg, cat, up);
+        } catch (...) {  // out of memory: the waiters must not wait for ever
+            finish(lk, text_);
+            throw;
+        }
+        finish(lk, text);
+        return text;
+    }
+
+private:
+    void finish(std::unique_lock<std::mutex> &lk, const std::string &text) {
+        lk.lock();
+        text_ = text;
+        loading_ = false;
+        gen_++;
+        done_.notify_all();
+    }
+
+    std::mutex mu_;
+    std::condition_variable done_;
+    bool loading_ = false;
+    uint64_t gen_ = 0;
+    std::string text_;
+};
+
 const char *kIndex =
     "<html><head><title>idletime-exporter</title></head><body><h1>idletime-exporter</h1>"
     "<p><a href=\"/metrics\">/metrics</a></p></body></html>\n";
@@ -106,12 +150,11 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, nullptr);
     std::cerr << "idletime/exporter: serving /metrics on " << o.listen << " (port " << server.port() << "), "
               << cfg.quotas.size() << " quotas\n";
+    SharedScrape shared;
     server.serve(
         [&](const std::string &path) {
-            if (path == "/metrics") {
-                bool up = false;
-                return exporter::Response{200, "text/plain; version=0.0.4; charset=utf-8", scrape(cfg, cat, up)};
-            }
+            if (path == "/metrics")
+                return exporter::Response{200, "text/plain; version=0.0.4; charset=utf-8", shared.get(cfg, cat)};
             if (path == "/") return exporter::Response{200, "text/html; charset=utf-8", kIndex};
             return exporter::Response{404, "text/plain; charset=utf-8", "not found (try /metrics)\n"};
         },

@@ -3,6 +3,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -11,13 +13,15 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
+#include <thread>
 
 namespace idletime::exporter {
 namespace {
 
 constexpr size_t kMaxRequest = 8192;
 // A whole request head must arrive within this, however slowly its bytes trickle in (a client that
-// sends a byte every few seconds would otherwise hold the one-at-a-time server for ever).
+// sends a byte every few seconds would otherwise hold its connection thread for ever).
 constexpr auto kHeadDeadline = std::chrono::seconds(5);
 // A whole response must be taken within this.
 constexpr auto kSendDeadline = std::chrono::seconds(30);
@@ -67,6 +71,16 @@ bool read_head(int fd, std::string &head) {
         head.append(buf, size_t(n));
     }
     return true;
+}
+
+// All connection threads are busy: say so without waiting for the client (it may not read).
+void busy(int fd) {
+    static const char k503[] =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 5\r\nConnection: close\r\nRetry-After: 1\r\n\r\nbusy\n";
+    (void)::send(fd, k503, sizeof k503 - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::shutdown(fd, SHUT_WR);
+    ::close(fd);
 }
 
 }  // namespace
@@ -159,6 +173,36 @@ void HttpServer::one(int fd, const Handler &h) {
     send_all(fd, out);
 }
 
+// Serves connection fd on a thread of its own, or answers 503 when kMaxConnections are busy or
+// no thread can be made.
+void HttpServer::start(int fd, const Handler &h) {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (active_ >= kMaxConnections) return busy(fd);
+        active_++;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);  // the thread inherits it: signals go to serve()
+    try {
+        std::thread([this, fd, &h] {
+            one(fd, h);
+            ::shutdown(fd, SHUT_WR);
+            ::close(fd);
+            std::lock_guard<std::mutex> lk(mu_);  // notify under the lock: serve() may return next
+            active_--;
+            done_.notify_all();
+        }).detach();
+    } catch (const std::system_error &) {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            active_--;
+        }
+        busy(fd);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 void HttpServer::serve(const Handler &h, const volatile int *stop) {
     while (!*stop) {
         int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -168,10 +212,10 @@ void HttpServer::serve(const Handler &h, const volatile int *stop) {
             if (errno != EINTR && errno != ECONNABORTED) ::poll(nullptr, 0, 100);
             continue;
         }
-        one(c, h);
-        ::shutdown(c, SHUT_WR);
-        ::close(c);
+        start(c, h);
     }
+    std::unique_lock<std::mutex> lk(mu_);
+    done_.wait(lk, [this] { return active_ == 0; });
 }
 
 }  // namespace idletime::exporter
