@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fast release vs Slurm alone, same GraceTime. (1) alice's idle-time job saves 64 MiB on the
-# notice and calls release(): bob's guaranteed job must start within save time + 3 s of its
+# notice and calls release(): bob's guaranteed job must start within save time + 10 s of its
 # sbatch; the victim is requeued (Restarts=1), recorded by idletime-ft-hook as a preemption
 # (AdminComment p=1, f=0), and when it runs again it resumes from its checkpoint (step 2).
 # (2) the same victim ignoring the notice (no release): bob waits at least GraceTime + KillWait
@@ -19,7 +19,9 @@ grace=$(it_partition_field idle-a100-east GraceTime)
 rc_preempt_round probe-exec.sh release rel --save-mb 64 || it_fail "release round failed"
 start=$(rc_sub "$RC_T_START" "$RC_T_SUBMIT")
 [ -n "$RC_SAVE_S" ] || it_fail "victim $RC_VICTIM did not save: $(tr '\n' '|' <"$(rc_out rel "$RC_VICTIM")")"
-rc_le "$start" "$(rc_sub "$RC_SAVE_S" -3)" || it_fail "owner started $start s after its sbatch (save $RC_SAVE_S s + 3 s allowed)"
+# save + 10 s: far below GraceTime (30 s), which the owner waits without release(); the latency
+# itself is measured by bench/reclaim.
+rc_le "$start" "$(rc_sub "$RC_SAVE_S" -10)" || it_fail "owner started $start s after its sbatch (save $RC_SAVE_S s + 10 s allowed)"
 it_info "idletime: owner $RC_OWNER started $start s after its sbatch (save $RC_SAVE_S s, GraceTime $grace)"
 victim=$RC_VICTIM owner=$RC_OWNER
 it_wait_state "$victim" PENDING 30 || it_fail "released victim $victim not requeued"

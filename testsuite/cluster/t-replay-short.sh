@@ -5,7 +5,7 @@
 # through this cluster under all four configurations, A (no borrowing), B (plain Slurm scavenger),
 # C (idletime) and D (C + preempt/idletime + site_factor/idletime): exit 0 (every invariant held),
 # every report file written, each configuration ran with the slurmctld plugins it names, runs in
-# the right partitions. The trace slice is in the repository (testsuite/replay/data/README.md).
+# the right partitions; the jobs of an earlier replay that was killed are cancelled first. The trace slice is in the repository (testsuite/replay/data/README.md).
 # The cluster-args line gives the replay a cluster of its own: it restarts it per configuration.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -15,10 +15,20 @@ PREFIX=$(dirname "$(dirname "$REPLAY")")
 TRACE=$IC_SRC/../replay/data/openb_gpuspec33_12100000_2h.csv
 OUT=$IC_DIR/replay-short
 rm -rf "$OUT"
+# A replay killed mid-run leaves its jobs in slurmctld, which recovers them (or requeues them)
+# at every restart; the next replay into the same --out cancels them, says so, and runs (stop 21's
+# CI: a killed run's jobs made the next one refuse with "30 jobs of others are pending").
+timeout -s KILL 60 "$REPLAY" run --trace "$TRACE" --out "$OUT" --window-len 7200 --compress 120 --requeue-delay 10 \
+	--configs A --cluster-dir "$IC_DIR" --prefix "$PREFIX" >"$IC_DIR/replay-killed.log" 2>&1
+left=$(squeue -h -o %i | wc -l)
+[ "$left" -gt 0 ] || it_fail "the replay killed after 60 s left no job: $(tail -n 3 "$IC_DIR/replay-killed.log" | tr '\n' '|')"
+rm -rf "$OUT"
 log0=$(wc -l <"$IC_LOGD/slurmctld.log")
 "$REPLAY" run --trace "$TRACE" --out "$OUT" --window-len 7200 --compress 120 --requeue-delay 10 \
 	--cluster-dir "$IC_DIR" --prefix "$PREFIX" >"$IC_DIR/replay-short.log" 2>&1 ||
 	it_fail "idletime-replay exited $?: $(tail -n 8 "$IC_DIR/replay-short.log" | tr '\n' '|')"
+grep -q "^idletime-replay: cancelling [1-9][0-9]* jobs of an earlier replay into $OUT" "$IC_DIR/replay-short.log" ||
+	it_fail "the $left jobs of the killed replay were not cancelled with a line saying so"
 for f in report.md summary.csv alloc.png alloc.svg waits.png lost.png quota-D.png A/runs.csv B/runs.csv C/runs.csv D/runs.csv; do
 	[ -s "$OUT/$f" ] || it_fail "$f missing"
 done

@@ -4,6 +4,7 @@
 #include "core/config.hpp"
 
 #include <json-c/json.h>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -170,11 +171,40 @@ void prepare_cluster(const Options &o, const JobStream &js)
     refuse_if_busy(o);
 }
 
+namespace {
+
+// Jobs that an earlier replay into the same --out left behind (it was killed, and slurmctld
+// recovered them, or requeued them after a restart): this user's, their work dir inside --out,
+// which this run replaces. They are cancelled, with a line saying so, and waited for (60 s).
+std::set<uint32_t> cancel_leftovers(const Options &o)
+{
+    std::vector<uint32_t> ids = own_jobs_under(fs::absolute(o.out).lexically_normal().string());
+    if (ids.empty())
+        return {};
+    std::cerr << "idletime-replay: cancelling " << ids.size() << " jobs of an earlier replay into " << o.out
+              << " (their work dir is there: was that replay killed?)" << std::endl;
+    for (uint32_t id : ids)
+        cancel_job(id);
+    std::set<uint32_t> set(ids.begin(), ids.end());
+    for (int i = 0; i < 120; i++) {
+        bool active = false;
+        for (const JobView &v : load_jobs(set))
+            active = active || v.completing || std::string(job_state_name(v)) == "PENDING" ||
+                     std::string(job_state_name(v)) == "RUNNING";
+        if (!active)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    return set;
+}
+
+}  // namespace
+
 void refuse_if_busy(const Options &o)
 {
     int foreign = 0;
     try {
-        foreign = foreign_active_jobs({});
+        foreign = foreign_active_jobs(cancel_leftovers(o));
     } catch (const SlurmError &) {
         return;  // slurmctld does not answer: nothing runs there
     }

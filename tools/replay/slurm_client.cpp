@@ -127,6 +127,24 @@ int foreign_active_jobs(const std::set<uint32_t> &ids)
     return n;
 }
 
+std::vector<uint32_t> own_jobs_under(const std::string &dir)
+{
+    job_info_msg_t *msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
+    std::vector<uint32_t> out;
+    const std::string prefix = dir + "/";
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const slurm_job_info_t &j = msg->job_array[i];
+        uint32_t base = j.job_state & JOB_STATE_BASE;
+        if ((base == JOB_PENDING || base == JOB_RUNNING) && j.user_id == getuid() && j.work_dir &&
+            std::string(j.work_dir).rfind(prefix, 0) == 0)
+            out.push_back(j.job_id);
+    }
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
 void cancel_job(uint32_t id) { idletime_kill_job(id, SIGKILL, 0); }
 
 bool job_state_running(const JobView &v) { return v.base == JOB_RUNNING && !v.completing; }
