@@ -19,8 +19,8 @@ sc_rss_mib() { ps -o rss= "$@" 2>/dev/null | awk '{s += $1} END {printf "%.0f", 
 sc_fill() {
 	local mode=$1 pend=$2 t0 c left deadline
 	t0=$(rc_now)
-	it_submit carol -J scale-v --open-mode=append --idle-resources=only --array=1-512 --gres=gpu:a100:1 \
-		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" >/dev/null || return 1
+	it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-512 --gres=gpu:a100:1 \
+		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" --wait signal >/dev/null || return 1
 	deadline=$(($(date +%s) + 1500))
 	until [ "$(sc_ready_files)" -ge 512 ]; do
 		[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_fill: only $(sc_ready_files) of 512 victims ready after 1500 s" >&2; return 1; }
@@ -30,7 +30,7 @@ sc_fill() {
 	left=$pend
 	while [ "$left" -gt 0 ]; do  # MaxArraySize is 1001 by default
 		c=$((left > 1000 ? 1000 : left))
-		it_submit carol -J scale-p --idle-resources=only --array=1-"$c" --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 3600 >/dev/null || return 1
+		it_submit carol -J scale-p --idle-resources=only -p idle-a100-big --array=1-"$c" --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 3600 >/dev/null || return 1
 		left=$((left - c))
 	done
 	[ "$pend" = 0 ] || echo "queued: $(squeue -h -r -n scale-p -t PD | wc -l) more idle-time jobs pending (scale-p); jobs in slurmctld: $(squeue -h -r | wc -l)"
