@@ -41,7 +41,7 @@ done
 [ ${#group_keys[@]} -gt 0 ] || { echo "run-suites: no test matches: $*" >&2; exit 1; }
 
 logs=$(mktemp -d /tmp/idletime-suites.XXXXXX)
-pids=()
+pids=() logf=()
 i=0
 for key in "${group_keys[@]}"; do
 	i=$((i + 1))
@@ -53,8 +53,17 @@ for key in "${group_keys[@]}"; do
 		case $w in -*) abs_args+=" $w" ;; /*) abs_args+=" $w" ;; *) abs_args+=" $top/$w" ;; esac
 	done
 	dir=${IDLETIME_CI_DIR:-/var/tmp/idletime-ci}-$i
-	# A run that was killed can leave daemons behind (run-tests.sh cancels the jobs it left).
-	"$here/stop.sh" --dir "$dir" >/dev/null 2>&1 || true
+	# A run that was killed can leave daemons behind (run-tests.sh cancels the jobs it left). stop.sh
+	# runs as root on what the dir holds: only on a dir of root's that no one else may write (a
+	# /var/tmp path could have been created first by anyone, with a planted slurm.conf and pid file).
+	if [ -e "$dir" ] || [ -L "$dir" ]; then
+		own=$(stat -c '%u %A' "$dir")
+		case $own in
+		"0 d"????[!w]??[!w]*) [ -L "$dir" ] || "$here/stop.sh" --dir "$dir" >/dev/null 2>&1 || true ;;
+		*) echo "run-suites: $dir must be a directory of root's that only root may write ($own): not used"; rc_dir=1; continue ;;
+		esac
+		[ ! -L "$dir" ] || { echo "run-suites: $dir is a symlink: not used"; rc_dir=1; continue; }
+	fi
 	# Clusters start one at a time (a start is CPU-heavy on 2 cores); the tests then run in parallel.
 	# shellcheck disable=SC2086 # word list on purpose
 	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i)) \
@@ -70,11 +79,12 @@ for key in "${group_keys[@]}"; do
 		exit $rc
 	) >"$logs/$i.log" 2>&1 &
 	pids+=($!)
+	logf+=("$logs/$i.log")
 done
-rc=0
+rc=${rc_dir:-0}
 for j in "${!pids[@]}"; do
 	wait "${pids[$j]}" || rc=1
-	cat "$logs/$((j + 1)).log"
+	cat "${logf[$j]}"
 done
 grep -h '^run-tests: ' "$logs"/*.log
 rm -rf "$logs"

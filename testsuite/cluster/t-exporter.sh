@@ -196,6 +196,25 @@ PY
 ) || it_fail "20 concurrent scrapes: $many"
 j1=$(jobinfo)
 it_assert_eq 20 "$many" "scrapes of 20 concurrent clients answered 200 with idletime_up 1"
+# 16 clients that send nothing hold every connection thread: a scraper then waits (at most the 5 s
+# head deadline) and is answered 200, never turned away with 503 (review helper-29).
+held=$(/usr/bin/python3 - "$port" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+time.sleep(0.5)
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+resp = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    resp += b
+print(resp.split(b"\r\n")[0].decode(errors="replace").replace(" ", "_"))
+PY
+) || it_fail "scrape behind 16 silent clients: $held"
+it_assert_eq "HTTP/1.1_200_OK" "$held" "a scrape while 16 silent clients hold every connection thread"
 [ $((j1 - j0)) -lt 20 ] || it_fail "20 concurrent scrapes made $((j1 - j0)) job loads (REQUEST_JOB_INFO), expected them shared"
 it_info "20 concurrent scrapes: $((j1 - j0)) job loads in slurmctld"
 # --once prints the same families.

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <stdexcept>
 
 #include "core/cmdline.hpp"
 #include "tools/exporter/http_server.hpp"
@@ -89,6 +90,7 @@ public:
         if (loading_) {
             uint64_t gen = gen_;
             done_.wait(lk, [&] { return gen_ != gen; });
+            if (!ok_) throw std::runtime_error("the shared job load failed");
             return text_;
         }
         loading_ = true;
@@ -97,18 +99,19 @@ public:
         try {
             bool up = false;
             text = scrape(cfg, cat, up);
-        } catch (...) {  // out of memory: the waiters must not wait for ever
-            finish(lk, text_);
+        } catch (...) {  // out of memory: the waiters must not wait for ever (they fail too)
+            finish(lk, std::string(), false);
             throw;
         }
-        finish(lk, text);
+        finish(lk, text, true);
         return text;
     }
 
 private:
-    void finish(std::unique_lock<std::mutex> &lk, const std::string &text) {
+    void finish(std::unique_lock<std::mutex> &lk, const std::string &text, bool ok) {
         lk.lock();
         text_ = text;
+        ok_ = ok;
         loading_ = false;
         gen_++;
         done_.notify_all();
@@ -116,7 +119,7 @@ private:
 
     std::mutex mu_;
     std::condition_variable done_;
-    bool loading_ = false;
+    bool loading_ = false, ok_ = true;
     uint64_t gen_ = 0;
     std::string text_;
 };

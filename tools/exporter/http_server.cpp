@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 
@@ -41,6 +42,7 @@ const char *reason(int status) {
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
     }
     return "Error";
@@ -73,7 +75,7 @@ bool read_head(int fd, std::string &head) {
     return true;
 }
 
-// All connection threads are busy: say so without waiting for the client (it may not read).
+// No thread for the connection: say so without waiting for the client (it may not read).
 void busy(int fd) {
     static const char k503[] =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
@@ -163,8 +165,14 @@ void HttpServer::one(int fd, const Handler &h) {
             r = {400, "text/plain; charset=utf-8", "bad request\n"};
         else if (method != "GET" && method != "HEAD")
             r = {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
-        else
-            r = h(target), head_only = method == "HEAD";
+        else {
+            head_only = method == "HEAD";
+            try {
+                r = h(target);
+            } catch (const std::exception &e) {  // out of memory, a failed scrape: never abort
+                r = {500, "text/plain; charset=utf-8", std::string("scrape failed: ") + e.what() + "\n"};
+            }
+        }
     }
     std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) +
                       "\r\nContent-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
@@ -173,12 +181,11 @@ void HttpServer::one(int fd, const Handler &h) {
     send_all(fd, out);
 }
 
-// Serves connection fd on a thread of its own, or answers 503 when kMaxConnections are busy or
-// no thread can be made.
+// Serves connection fd on a thread of its own (serve() keeps a slot free), or answers 503 when no
+// thread can be made.
 void HttpServer::start(int fd, const Handler &h) {
     {
         std::lock_guard<std::mutex> lk(mu_);
-        if (active_ >= kMaxConnections) return busy(fd);
         active_++;
     }
     sigset_t all, old;
@@ -205,6 +212,15 @@ void HttpServer::start(int fd, const Handler &h) {
 
 void HttpServer::serve(const Handler &h, const volatile int *stop) {
     while (!*stop) {
+        {
+            // All threads busy: accept nothing until one ends, so that new clients wait in the
+            // listen backlog (a silent client holds its thread for at most the 5 s head deadline).
+            std::unique_lock<std::mutex> lk(mu_);
+            if (active_ >= kMaxConnections) {
+                done_.wait_for(lk, std::chrono::seconds(1));
+                continue;  // look at *stop again
+            }
+        }
         int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) {
             // EINTR (a signal: look at *stop) or a connection reset before accept: at once. Out of

@@ -1,8 +1,8 @@
 // A small HTTP/1.x server for idletime-exporter: GET and HEAD only, every response closes the
 // connection. Enough for a Prometheus scraper; nothing else. Each connection is served by a thread
-// of its own, at most kMaxConnections at once (more get 503 at once); a request head must arrive
-// whole within 5 s and a response be taken within 30 s, so a slow or stalled client holds one of
-// them for at most that long and never the others.
+// of its own, at most kMaxConnections at once (more wait in the listen backlog); a request head
+// must arrive whole within 5 s and a response be taken within 30 s, so a slow or stalled client
+// holds one of them for at most that long. A handler that throws gets its client a 500.
 #pragma once
 #include <condition_variable>
 #include <functional>

@@ -178,7 +178,10 @@ namespace {
 // which this run replaces. They are cancelled, with a line saying so, and waited for (60 s).
 std::set<uint32_t> cancel_leftovers(const Options &o)
 {
-    std::vector<uint32_t> ids = own_jobs_under(fs::absolute(o.out).lexically_normal().string());
+    std::string out = fs::absolute(o.out).lexically_normal().string();
+    while (out.size() > 1 && out.back() == '/')  // "x/" normalizes to ".../x/"
+        out.pop_back();
+    std::vector<uint32_t> ids = own_jobs_under(out);
     if (ids.empty())
         return {};
     std::cerr << "idletime-replay: cancelling " << ids.size() << " jobs of an earlier replay into " << o.out
@@ -188,7 +191,13 @@ std::set<uint32_t> cancel_leftovers(const Options &o)
     std::set<uint32_t> set(ids.begin(), ids.end());
     for (int i = 0; i < 120; i++) {
         bool active = false;
-        for (const JobView &v : load_jobs(set))
+        std::vector<JobView> views;
+        try {
+            views = load_jobs(set);
+        } catch (const SlurmError &) {  // slurmctld busy with the cancels: look again
+            active = true;
+        }
+        for (const JobView &v : views)
             active = active || v.completing || std::string(job_state_name(v)) == "PENDING" ||
                      std::string(job_state_name(v)) == "RUNNING";
         if (!active)
@@ -228,7 +237,7 @@ void restore_cluster(const Options &o)
 RunSetup run_setup(const Options &o, const std::string &dir)
 {
     RunSetup s;
-    s.out_dir = fs::absolute(dir).string();
+    s.out_dir = fs::absolute(dir).lexically_normal().string();  // as cancel_leftovers compares it
     s.worker = o.worker.empty() ? self_dir() + "/idletime-replay-job" : o.worker;
     s.slurm_conf = o.cluster_dir + "/etc/slurm.conf";
     s.munge_socket = o.cluster_dir + "/munge/munge.socket.2";

@@ -127,18 +127,27 @@ int foreign_active_jobs(const std::set<uint32_t> &ids)
     return n;
 }
 
+// A replay job's work dir is DIR/<configuration letter> and its output DIR/<letter>/out/...
+// (runner.cpp): nothing else of the user's under DIR looks like that.
+bool is_replay_job(const std::string &dir, const std::string &work_dir, const std::string &std_out)
+{
+    if (work_dir.size() != dir.size() + 2 || work_dir.compare(0, dir.size() + 1, dir + "/") != 0)
+        return false;
+    char letter = work_dir.back();
+    return letter >= 'A' && letter <= 'D' && std_out.rfind(work_dir + "/out/", 0) == 0;
+}
+
 std::vector<uint32_t> own_jobs_under(const std::string &dir)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
         throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
     std::vector<uint32_t> out;
-    const std::string prefix = dir + "/";
     for (uint32_t i = 0; i < msg->record_count; i++) {
         const slurm_job_info_t &j = msg->job_array[i];
         uint32_t base = j.job_state & JOB_STATE_BASE;
-        if ((base == JOB_PENDING || base == JOB_RUNNING) && j.user_id == getuid() && j.work_dir &&
-            std::string(j.work_dir).rfind(prefix, 0) == 0)
+        if ((base == JOB_PENDING || base == JOB_RUNNING) && j.user_id == getuid() && j.work_dir && j.std_out &&
+            is_replay_job(dir, j.work_dir, j.std_out))
             out.push_back(j.job_id);
     }
     slurm_free_job_info_msg(msg);

@@ -48,8 +48,10 @@ std::vector<JobView> load_jobs(const std::set<uint32_t> &ids);
 // Jobs not in `ids` that are pending or running (another user's work on the cluster).
 int foreign_active_jobs(const std::set<uint32_t> &ids);
 void cancel_job(uint32_t id);  // best effort
-// Pending or running jobs of this user whose work dir is under dir (absolute). Throws SlurmError.
+// Pending or running replay jobs of this user into dir (absolute): work dir dir/A..D, output
+// under its out/. Throws SlurmError.
 std::vector<uint32_t> own_jobs_under(const std::string &dir);
+bool is_replay_job(const std::string &dir, const std::string &work_dir, const std::string &std_out);
 
 // The running slurmctld's plugin choices (slurm_load_ctl_conf), to prove a configuration is live.
 struct CtldPlugins {
