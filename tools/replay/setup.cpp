@@ -198,8 +198,7 @@ std::set<uint32_t> cancel_leftovers(const Options &o)
             active = true;
         }
         for (const JobView &v : views)
-            active = active || v.completing || std::string(job_state_name(v)) == "PENDING" ||
-                     std::string(job_state_name(v)) == "RUNNING";
+            active = active || job_state_active(v);
         if (!active)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -113,17 +113,29 @@ std::vector<JobView> load_jobs(const std::set<uint32_t> &ids)
     return out;
 }
 
-int foreign_active_jobs(const std::set<uint32_t> &ids)
+namespace {
+
+// Calls fn for every pending or running job slurmctld holds (SHOW_ALL). Throws SlurmError.
+template <class Fn>
+void for_each_active_job(Fn fn)
 {
     job_info_msg_t *msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
         throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
-    int n = 0;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         uint32_t base = msg->job_array[i].job_state & JOB_STATE_BASE;
-        n += !ids.count(msg->job_array[i].job_id) && (base == JOB_PENDING || base == JOB_RUNNING);
+        if (base == JOB_PENDING || base == JOB_RUNNING)
+            fn(msg->job_array[i]);
     }
     slurm_free_job_info_msg(msg);
+}
+
+}  // namespace
+
+int foreign_active_jobs(const std::set<uint32_t> &ids)
+{
+    int n = 0;
+    for_each_active_job([&](const slurm_job_info_t &j) { n += !ids.count(j.job_id); });
     return n;
 }
 
@@ -139,21 +151,15 @@ bool is_replay_job(const std::string &dir, const std::string &work_dir, const st
 
 std::vector<uint32_t> own_jobs_under(const std::string &dir)
 {
-    job_info_msg_t *msg = nullptr;
-    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
-        throw SlurmError(std::string("slurm_load_jobs: ") + slurm_strerror(idletime_slurm_errno()));
     std::vector<uint32_t> out;
-    for (uint32_t i = 0; i < msg->record_count; i++) {
-        const slurm_job_info_t &j = msg->job_array[i];
-        uint32_t base = j.job_state & JOB_STATE_BASE;
-        if ((base == JOB_PENDING || base == JOB_RUNNING) && j.user_id == getuid() && j.work_dir && j.std_out &&
-            is_replay_job(dir, j.work_dir, j.std_out))
+    for_each_active_job([&](const slurm_job_info_t &j) {
+        if (j.user_id == getuid() && j.work_dir && j.std_out && is_replay_job(dir, j.work_dir, j.std_out))
             out.push_back(j.job_id);
-    }
-    slurm_free_job_info_msg(msg);
+    });
     return out;
 }
 
+bool job_state_active(const JobView &v) { return v.completing || v.base == JOB_PENDING || v.base == JOB_RUNNING; }
 void cancel_job(uint32_t id) { idletime_kill_job(id, SIGKILL, 0); }
 
 bool job_state_running(const JobView &v) { return v.base == JOB_RUNNING && !v.completing; }

@@ -60,6 +60,7 @@ struct CtldPlugins {
 };
 CtldPlugins load_ctld_plugins();  // throws SlurmError
 
+bool job_state_active(const JobView &v);   // pending, running or completing
 bool job_state_running(const JobView &v);
 bool job_state_completed(const JobView &v);
 bool job_state_failed(const JobView &v);  // failed/cancelled/timeout/...: will not run again
