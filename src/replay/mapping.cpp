@@ -123,6 +123,17 @@ void check_options(const MapOptions &o)
         throw std::invalid_argument("sample share must be in (0, 1]");
     if (o.max_gpus_per_job < 1 || o.min_duration_s < 0)
         throw std::invalid_argument("max GPUs per job must be >= 1 and min duration >= 0");
+    int nodes = 0;
+    for (const auto &p : o.pools) {
+        if (p.gpus % o.max_gpus_per_job != 0)
+            throw std::invalid_argument("pool '" + p.name + "' has " + std::to_string(p.gpus) +
+                                        " GPUs, not a whole number of " + std::to_string(o.max_gpus_per_job) +
+                                        "-GPU nodes (--pools, --max-gpus)");
+        nodes += p.gpus / o.max_gpus_per_job;
+    }
+    if (nodes > kMaxLocalNodes)
+        throw std::invalid_argument("the pools need " + std::to_string(nodes) + " nodes; the local cluster holds at most " +
+                                    std::to_string(kMaxLocalNodes) + " (fewer GPUs in --pools or more per node in --max-gpus)");
     if (!(o.quota_percentile > 0 && o.quota_percentile <= 1))
         throw std::invalid_argument("quota percentile must be in (0, 100]");
     if (o.max_quotas < 1)

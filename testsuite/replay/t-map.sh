@@ -38,6 +38,17 @@ check_bad "column 'AllocTRES' or 'ReqTRES' missing" map --kind sacct --trace "$D
 check_bad "--seed and --seeds exclude each other" map --trace x --out "$OUT/bad" --seed 1 --seeds 1,2
 check_bad "--quota-percentile '0' must be in (0, 100]" map --trace x --out "$OUT/bad" --quota-percentile 0
 check_bad "no job read as swf" map --kind swf --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
+# The replay cluster's size: --pools NAME=GPUS and --max-gpus (GPUs per node) shape idletime.json.
+"$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/p" --window-start 0 --window-len 1000 \
+	--compress 10 --sample 1 --pools a100=256,h100=16 --max-gpus 8 >"$OUT/log" 2>&1 || fail "--pools map exited $?: $(cat "$OUT/log")"
+jq -e '[.pools[] | [.name, .nodes, .node.gpus, .node.cpus]] == [["a100", "a100-[1-32]", 8, 16], ["h100", "h100-[1-2]", 8, 16]]' \
+	"$OUT/p/idletime.json" >/dev/null || fail "--pools a100=256,h100=16 --max-gpus 8: $(jq -c .pools "$OUT/p/idletime.json")"
+[ "$(awk -F, 'NR>1 && $2=="a100" {s+=$3} END {print s}' "$OUT/p/quotas.csv")" -eq 256 ] || fail "a100 quotas must sum to 256"
+check_bad "pool 'a100' has 18 GPUs, not a whole number of 4-GPU nodes" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --pools a100=18
+check_bad "the pools need 65 nodes; the local cluster holds at most 64" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --pools a100=512,h100=8 --max-gpus 8
+check_bad "--max-gpus '9' must be a whole number of GPUs per node, 1 to 8" map --trace x --out "$OUT/bad" --max-gpus 9
+check_bad "--pools item 'A100=8' must be NAME=GPUS" map --trace x --out "$OUT/bad" --pools A100=8
+check_bad "--pools names pool 'a100' twice" map --trace x --out "$OUT/bad" --pools a100=8,a100=8
 
 # sacct: quotas per account, scavenger QOS as idle-time, the 2-node job stays a gang; bad rows
 # are reported by reason in mapping.md.

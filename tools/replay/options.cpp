@@ -2,6 +2,7 @@
 
 #include "core/cmdline.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -39,6 +40,32 @@ std::map<std::string, std::string> spec_map(const std::string &v)
             bad("--spec-map item '" + item + "' must be MODEL=SPEC (e.g. G2=h100)");
         out[item.substr(0, eq)] = item.substr(eq + 1);
     }
+    return out;
+}
+
+// --pools a100=256,h100=64: the local pools (name = GRES type), GPUs each.
+std::vector<LocalPool> pools_arg(const std::string &v)
+{
+    std::vector<LocalPool> out;
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        auto eq = item.find('=');
+        std::string name = eq == std::string::npos ? item : item.substr(0, eq);
+        bool ok_name = !name.empty() && name.size() <= 16 && std::islower(static_cast<unsigned char>(name[0])) &&
+                       name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos;
+        if (eq == std::string::npos || !ok_name || eq + 1 == item.size())
+            bad("--pools item '" + item + "' must be NAME=GPUS, NAME of 1-16 lower-case letters and digits (e.g. a100=256)");
+        double g = num("--pools", item.substr(eq + 1));
+        if (g < 1 || g != double(int(g)))
+            bad("--pools item '" + item + "': GPUS must be a whole number >= 1");
+        for (const auto &p : out)
+            if (p.name == name)
+                bad("--pools names pool '" + name + "' twice");
+        out.push_back({name, name, int(g)});
+    }
+    if (out.empty())
+        bad("--pools '" + v + "' names no pool (e.g. a100=256,h100=256)");
     return out;
 }
 
@@ -96,7 +123,13 @@ const std::map<std::string, Setter> &setters()
         {"--teams", [](Options &o, const std::string &v) { o.map.teams = int(num("--teams", v)); }},
         {"--min-duration", [](Options &o, const std::string &v) { o.map.min_duration_s = num("--min-duration", v); }},
         {"--sample", [](Options &o, const std::string &v) { o.map.sample = num("--sample", v); }},
-        {"--max-gpus", [](Options &o, const std::string &v) { o.map.max_gpus_per_job = int(num("--max-gpus", v)); }},
+        {"--max-gpus", [](Options &o, const std::string &v) {
+             double g = num("--max-gpus", v);
+             if (g < 1 || g > 8 || g != double(int(g)))
+                 bad("--max-gpus '" + v + "' must be a whole number of GPUs per node, 1 to 8");
+             o.map.max_gpus_per_job = int(g);
+         }},
+        {"--pools", [](Options &o, const std::string &v) { o.map.pools = pools_arg(v); }},
         {"--spec-map", [](Options &o, const std::string &v) { o.map.model_to_spec = spec_map(v); }},
         {"--fractional", [](Options &o, const std::string &v) {
              if (v != "round-up" && v != "skip")
@@ -139,6 +172,7 @@ const char *const kUsage =
     "mapping: --window-start S --window-len S --compress F --seed N --seeds N,N,...\n"
     "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n"
     "         --sample SHARE --no-carry-over --gangs --no-gangs\n"
+    "cluster: --pools NAME=GPUS,... (default a100=16,h100=16) --max-gpus N (GPUs per node, 4)\n"
     "quotas:  --quotas teams|accounts --teams K --quota-percentile P --max-quotas N\n"
     "         --site-config FILE (quotas and accounts of the site's idletime.json)\n"
     "idle:    --idle-qos NAME | --idle-partition NAME | --idle-share SHARE (seeded, per account)\n"

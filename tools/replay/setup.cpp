@@ -55,19 +55,19 @@ std::string self_dir()
     return ec ? "." : p.parent_path().string();
 }
 
-json_object *pool_json(const LocalPool &p, const char *tenant)
+json_object *pool_json(const LocalPool &p, const char *tenant, int node_gpus)
 {
     json_object *o = json_object_new_object();
     json_object_object_add(o, "name", json_object_new_string(p.name.c_str()));
     json_object_object_add(o, "tenant", json_object_new_string(tenant));
     json_object_object_add(o, "type", json_object_new_string("high-performance"));
     json_object_object_add(o, "gpu_spec", json_object_new_string(p.spec.c_str()));
-    std::string nodes = p.name + "-[1-" + std::to_string(p.gpus / 4) + "]";
+    std::string nodes = p.name + "-[1-" + std::to_string(p.gpus / node_gpus) + "]";
     json_object_object_add(o, "nodes", json_object_new_string(nodes.c_str()));
     json_object *node = json_object_new_object();
-    json_object_object_add(node, "gpus", json_object_new_int(4));
-    json_object_object_add(node, "cpus", json_object_new_int(8));
-    json_object_object_add(node, "memory_mb", json_object_new_int(16000));
+    json_object_object_add(node, "gpus", json_object_new_int(node_gpus));
+    json_object_object_add(node, "cpus", json_object_new_int(2 * node_gpus));  // as quota_json
+    json_object_object_add(node, "memory_mb", json_object_new_int(4000 * node_gpus));
     json_object_object_add(o, "node", node);
     return o;
 }
@@ -78,7 +78,7 @@ json_object *quota_json(const Quota &q)
     json_object_object_add(o, "name", json_object_new_string(q.name.c_str()));
     json_object_object_add(o, "pool", json_object_new_string(q.pool.c_str()));
     json_object_object_add(o, "gpus", json_object_new_int(q.gpus));
-    json_object_object_add(o, "cpus", json_object_new_int(2 * q.gpus));  // 8 CPUs per 4-GPU node
+    json_object_object_add(o, "cpus", json_object_new_int(2 * q.gpus));  // 2 CPUs per GPU, as pool_json
     json_object_object_add(o, "memory_mb", json_object_new_int(4000 * q.gpus));
     json_object *acc = json_object_new_array();
     json_object_array_add(acc, json_object_new_string(q.name.c_str()));
@@ -101,7 +101,7 @@ void write_replay_config(const std::string &path, const JobStream &js, const Opt
     json_object_object_add(root, "tenants", tenants);
     json_object *pools = json_object_new_array();
     for (const auto &p : o.map.pools)
-        json_object_array_add(pools, pool_json(p, tenant));
+        json_object_array_add(pools, pool_json(p, tenant, o.map.max_gpus_per_job));
     json_object_object_add(root, "pools", pools);
     json_object *quotas = json_object_new_array();
     for (const auto &q : js.quotas)
