@@ -20,7 +20,7 @@ sc_fill() {
 	local mode=$1 pend=$2 t0 c left deadline
 	t0=$(rc_now)
 	it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-512 --gres=gpu:a100:1 \
-		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" --wait signal >/dev/null || return 1
+		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" --poll-interval 0.25 >/dev/null || return 1
 	deadline=$(($(date +%s) + 1500))
 	until [ "$(sc_ready_files)" -ge 512 ]; do
 		[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_fill: only $(sc_ready_files) of 512 victims ready after 1500 s" >&2; return 1; }
@@ -138,7 +138,8 @@ sc_resume() {
 # sc_plugin_time: preempt/idletime's time per preemptable() call in slurmctld since the last
 # round began (its summary lines "calls=N mean_us=M max_us=X"), all lines together.
 sc_plugin_time() {
-	tail -n +"$((SC_LOG0 + 1))" "$IC_LOGD/slurmctld.log" | grep -o 'idletime/preempt: preemptable() calls=.*' |
+	# grep finds nothing under preempt/partition_prio: not a failure (pipefail).
+	tail -n +"$((SC_LOG0 + 1))" "$IC_LOGD/slurmctld.log" | { grep -o 'idletime/preempt: preemptable() calls=.*' || true; } |
 		awk -v n="$SC_N" -v m="$SC_MODE" '{
 			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 			c += v["calls"]; ns += v["calls"] * v["mean_us"]; if (v["max_us"] > mx) mx = v["max_us"] }
@@ -146,3 +147,15 @@ sc_plugin_time() {
 			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
 }
 sc_owners_gone() { [ -z "$(squeue -h -j "${SC_OWNERS// /,}" 2>/dev/null)" ]; }
+
+# sc_undrain: cancelling 512 running jobs at once (between rounds) can starve their slurmstepd
+# past UnkillableStepTimeout on 2 cores; slurmd then drains the node "Kill task failed" and the
+# next round would wait for it forever. Resumes those nodes of a100-big, with a line saying so.
+sc_undrain() {
+	local nodes
+	nodes=$(sinfo -h -p idle-a100-big -R -o '%E|%N' 2>/dev/null | awk -F'|' '$1 == "Kill task failed" {print $2}' | paste -sd,)
+	[ -n "$nodes" ] || return 0
+	echo "bench/reclaim/scale: resuming nodes drained by Slurm ('Kill task failed' after the mass cancel between rounds): $nodes"
+	scontrol update NodeName="$nodes" State=RESUME
+}
+

@@ -38,8 +38,9 @@ pending=${PENDING:-1536}
 it_begin
 rc_env || exit 1
 nodes=$(sinfo -h -p idle-a100-big -o %D 2>/dev/null)
-[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json --extra-conf bench/reclaim/scale-slurm.conf); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
+[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf]); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
 it_cleanup_jobs >/dev/null 2>&1
+sc_undrain
 rm -f "$IC_DIR"/out/scale-*.out
 echo "bench/reclaim/scale: 64 nodes x 8 GPUs, victims save ${SAVE_MB:-1} MiB; $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
 
@@ -52,6 +53,7 @@ done
 [ "${NATIVE:-1}" = 1 ] || exit 0
 big=${sizes[-1]}
 it_cleanup_jobs >/dev/null 2>&1 || { echo "bench/reclaim/scale: jobs left before the native round" >&2; exit 1; }
+sc_undrain
 rm -f "$IC_DIR"/out/scale-*.out
 sc_fill ignore 0 || exit 1
 sc_round "$big" native || exit 1
