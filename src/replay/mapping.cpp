@@ -123,7 +123,9 @@ void check_options(const MapOptions &o)
         throw std::invalid_argument("sample share must be in (0, 1]");
     if (o.max_gpus_per_job < 1 || o.min_duration_s < 0)
         throw std::invalid_argument("max GPUs per job must be >= 1 and min duration >= 0");
-    int nodes = 0;
+    if (o.max_gpus_per_job > kMaxNodeGpus)
+        throw std::invalid_argument("GPUs per node must be at most " + std::to_string(kMaxNodeGpus));
+    long nodes = 0;  // pools of up to INT_MAX GPUs each: no int overflow in the sum
     for (const auto &p : o.pools) {
         if (p.gpus % o.max_gpus_per_job != 0)
             throw std::invalid_argument("pool '" + p.name + "' has " + std::to_string(p.gpus) +

@@ -41,6 +41,7 @@ namespace idletime::replay {
 // Emulated nodes of one local replay cluster (multiple-slurmd on one machine: 64 x 8 GPUs was
 // measured to fit 24 GiB, doc/design/notice-and-release.md section 7).
 constexpr int kMaxLocalNodes = 64;
+constexpr int kMaxNodeGpus = 8;  // GPUs per emulated node
 
 struct LocalPool {
     std::string name;  // pool name, used in quota and partition names ("a100")

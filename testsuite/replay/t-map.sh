@@ -46,9 +46,15 @@ jq -e '[.pools[] | [.name, .nodes, .node.gpus, .node.cpus]] == [["a100", "a100-[
 [ "$(awk -F, 'NR>1 && $2=="a100" {s+=$3} END {print s}' "$OUT/p/quotas.csv")" -eq 256 ] || fail "a100 quotas must sum to 256"
 check_bad "pool 'a100' has 18 GPUs, not a whole number of 4-GPU nodes" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --pools a100=18
 check_bad "the pools need 65 nodes; the local cluster holds at most 64" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --pools a100=512,h100=8 --max-gpus 8
-check_bad "--max-gpus '9' must be a whole number of GPUs per node, 1 to 8" map --trace x --out "$OUT/bad" --max-gpus 9
+check_bad "--max-gpus '9' must be GPUs per node, a whole number from 1 to 8" map --trace x --out "$OUT/bad" --max-gpus 9
 check_bad "--pools item 'A100=8' must be NAME=GPUS" map --trace x --out "$OUT/bad" --pools A100=8
 check_bad "--pools names pool 'a100' twice" map --trace x --out "$OUT/bad" --pools a100=8,a100=8
+check_bad "--pools item 'a=2147483647': GPUS must be a whole number from 1 to 512" map --trace x --out "$OUT/bad" --max-gpus 1 --pools a=2147483647,b=2147483647
+check_bad "--pools item 'a100=inf': GPUS must be a whole number from 1 to 512" map --trace x --out "$OUT/bad" --pools a100=inf
+check_bad "--pools 'a100=8,' ends with a comma" map --trace x --out "$OUT/bad" --pools a100=8,
+check_bad "--pools item '1a=8' must be NAME=GPUS, NAME a lower-case letter" map --trace x --out "$OUT/bad" --pools 1a=8
+check_bad "--max-gpus '0' must be GPUs per node, a whole number from 1 to 8" map --trace x --out "$OUT/bad" --max-gpus 0
+check_bad "--max-gpus 'nan' must be GPUs per node, a whole number from 1 to 8" map --trace x --out "$OUT/bad" --max-gpus nan
 
 # sacct: quotas per account, scavenger QOS as idle-time, the 2-node job stays a gang; bad rows
 # are reported by reason in mapping.md.

@@ -224,7 +224,10 @@ const BadOpt kBadOpts[] = {
     {[](MapOptions &o) { o.compress = 0.5; }, "compression factor must be >= 1"},
     {[](MapOptions &o) { o.teams = 0; }, "teams per pool must be >= 1"},
     {[](MapOptions &o) { o.pools.clear(); }, "at least one local pool"},
-    {[](MapOptions &o) { o.pools[1].gpus = 2; }, "quotas need at least 5 GPUs"},
+    {[](MapOptions &o) { o.pools[1].gpus = 4; }, "quotas need at least 5 GPUs"},
+    {[](MapOptions &o) { o.pools[1].gpus = 6; }, "pool 'h100' has 6 GPUs, not a whole number of 4-GPU nodes"},
+    {[](MapOptions &o) { o.max_gpus_per_job = 9; }, "GPUs per node must be at most 8"},
+    {[](MapOptions &o) { o.pools[0].gpus = o.pools[1].gpus = 2147483644; }, "the local cluster holds at most 64"},
     {[](MapOptions &o) { o.sample = 0; }, "sample share must be in (0, 1]"},
 };
 

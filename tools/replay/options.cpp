@@ -3,6 +3,7 @@
 #include "core/cmdline.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -43,10 +44,22 @@ std::map<std::string, std::string> spec_map(const std::string &v)
     return out;
 }
 
+// A whole number in [lo, hi] (num() takes any non-negative strtod value: 1e3, inf, nan).
+int whole(const std::string &opt, const std::string &v, int lo, int hi, const std::string &what)
+{
+    double d = num(opt, v);
+    if (!std::isfinite(d) || d < lo || d > hi || d != std::floor(d))
+        bad(opt + " '" + v + "' must be " + what + ", a whole number from " + std::to_string(lo) + " to " +
+            std::to_string(hi));
+    return int(d);
+}
+
 // --pools a100=256,h100=64: the local pools (name = GRES type), GPUs each.
 std::vector<LocalPool> pools_arg(const std::string &v)
 {
     std::vector<LocalPool> out;
+    if (!v.empty() && v.back() == ',')
+        bad("--pools '" + v + "' ends with a comma (e.g. a100=256,h100=256)");
     std::stringstream ss(v);
     std::string item;
     while (std::getline(ss, item, ',')) {
@@ -55,14 +68,17 @@ std::vector<LocalPool> pools_arg(const std::string &v)
         bool ok_name = !name.empty() && name.size() <= 16 && std::islower(static_cast<unsigned char>(name[0])) &&
                        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos;
         if (eq == std::string::npos || !ok_name || eq + 1 == item.size())
-            bad("--pools item '" + item + "' must be NAME=GPUS, NAME of 1-16 lower-case letters and digits (e.g. a100=256)");
-        double g = num("--pools", item.substr(eq + 1));
-        if (g < 1 || g != double(int(g)))
-            bad("--pools item '" + item + "': GPUS must be a whole number >= 1");
+            bad("--pools item '" + item + "' must be NAME=GPUS, NAME a lower-case letter then up to 15 lower-case "
+                "letters and digits (e.g. a100=256)");
+        double d = num("--pools item '" + item + "': GPUS", item.substr(eq + 1));
+        const int most = kMaxLocalNodes * kMaxNodeGpus;
+        if (!std::isfinite(d) || d < 1 || d > most || d != std::floor(d))
+            bad("--pools item '" + item + "': GPUS must be a whole number from 1 to " + std::to_string(most));
+        int g = int(d);
         for (const auto &p : out)
             if (p.name == name)
                 bad("--pools names pool '" + name + "' twice");
-        out.push_back({name, name, int(g)});
+        out.push_back({name, name, g});
     }
     if (out.empty())
         bad("--pools '" + v + "' names no pool (e.g. a100=256,h100=256)");
@@ -124,10 +140,7 @@ const std::map<std::string, Setter> &setters()
         {"--min-duration", [](Options &o, const std::string &v) { o.map.min_duration_s = num("--min-duration", v); }},
         {"--sample", [](Options &o, const std::string &v) { o.map.sample = num("--sample", v); }},
         {"--max-gpus", [](Options &o, const std::string &v) {
-             double g = num("--max-gpus", v);
-             if (g < 1 || g > 8 || g != double(int(g)))
-                 bad("--max-gpus '" + v + "' must be a whole number of GPUs per node, 1 to 8");
-             o.map.max_gpus_per_job = int(g);
+             o.map.max_gpus_per_job = whole("--max-gpus", v, 1, kMaxNodeGpus, "GPUs per node");
          }},
         {"--pools", [](Options &o, const std::string &v) { o.map.pools = pools_arg(v); }},
         {"--spec-map", [](Options &o, const std::string &v) { o.map.model_to_spec = spec_map(v); }},
@@ -170,7 +183,7 @@ const char *const kUsage =
     "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
     "trace:   --kind openb|sacct|swf (default openb) --procs-per-gpu N (swf)\n"
     "mapping: --window-start S --window-len S --compress F --seed N --seeds N,N,...\n"
-    "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S --max-gpus N\n"
+    "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S\n"
     "         --sample SHARE --no-carry-over --gangs --no-gangs\n"
     "cluster: --pools NAME=GPUS,... (default a100=16,h100=16) --max-gpus N (GPUs per node, 4)\n"
     "quotas:  --quotas teams|accounts --teams K --quota-percentile P --max-quotas N\n"
@@ -246,7 +259,9 @@ void apply_kind_defaults(Options &o)
     } else {
         if (unset("--quotas")) o.map.quota_source = QuotaSource::Accounts;
         if (unset("--gangs")) o.map.split_gangs = true;
-        if (unset("--spec-map")) o.map.model_to_spec = {{"a100", "a100"}, {"h100", "h100"}};
+        if (unset("--spec-map"))  // each local pool's GRES type is its name: jobs of that type go there
+            for (const auto &p : o.map.pools)
+                o.map.model_to_spec[p.spec] = p.spec;
         if (!idle_given) o.map.idle = {IdleRuleKind::Share, "", 0.25};
     }
     if (!o.site_config.empty())

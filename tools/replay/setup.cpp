@@ -55,6 +55,14 @@ std::string self_dir()
     return ec ? "." : p.parent_path().string();
 }
 
+std::string pool_names(const Options &o)
+{
+    std::string out;
+    for (const auto &p : o.map.pools)
+        out += (out.empty() ? "" : ", ") + p.name;
+    return out;
+}
+
 json_object *pool_json(const LocalPool &p, const char *tenant, int node_gpus)
 {
     json_object *o = json_object_new_object();
@@ -394,7 +402,8 @@ std::vector<SiteQuota> load_site_quotas(const Options &o)
                 local = lp.name;
         if (local.empty())
             throw std::runtime_error("--site-config: quota '" + q.name + "' is in pool '" + q.pool + "' (GPU spec '" +
-                                     spec + "'), which maps to no local pool; add --spec-map " + spec + "=a100 or =h100");
+                                     spec + "'), which maps to no local pool; add --spec-map " + spec + "=POOL (pools: " +
+                                     pool_names(o) + ")");
         out.push_back({q.name, local, int(q.gpus), q.accounts});
     }
     return out;

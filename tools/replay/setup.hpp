@@ -18,7 +18,7 @@ std::string compression_markdown(const Options &o, const JobStream &js);
 // Throws std::runtime_error (one line) naming what does not fit.
 std::vector<SiteQuota> load_site_quotas(const Options &o);
 // idletime.json for the replay: tenant "openb", one high-performance pool per local pool
-// (a100-[1-4], h100-[1-4]), one quota per derived team, accounts named like the quotas.
+// (by default a100-[1-4], h100-[1-4]; --pools, --max-gpus), one quota per derived team, accounts named like the quotas.
 void write_replay_config(const std::string &path, const JobStream &js, const Options &o);
 // Runs start.sh --config <out>/idletime.json for this configuration (plugins for C and D only,
 // --extra-conf with the requeue delay when asked and D's scheduling plugins). Throws std::runtime_error on failure.
