@@ -27,10 +27,18 @@ bob_submits() {
 	id=${OUTPUT##*$'\n'}
 	scancel "${id%%;*}"
 }
+# slurm_conf.last_update has one-second resolution, so within the second of a reconfigure the
+# plugin also reloads a changed file whose mtime is not later (watch_once). Each edit below waits
+# for the next second first: it is then seen only after the next reconfigure, as asserted (stop
+# 23's CI: (b) and (c) ran within one second, the restored file was loaded before (c)'s
+# reconfigure and (c) found no line after it).
+RECONF_SEC=$(date +%s)
+next_second() { while [ "$(date +%s)" -le "$RECONF_SEC" ]; do sleep 0.05; done; }
 reconfigure() {
 	local lines
 	lines=$(wc -l <"$LOG")
 	scontrol reconfigure || it_fail "scontrol reconfigure"
+	RECONF_SEC=$(date +%s)
 	RECONF_FROM=$((lines + 1))
 	# The plugin rereads its config in a watcher thread (never under slurmctld's locks): wait
 	# for its log line, which comes within a fraction of a second.
@@ -45,6 +53,7 @@ reconfigure() {
 logged_since_reconf() { tail -n +"$RECONF_FROM" "$LOG" | grep -qF -- "$1"; }
 
 bob_submits || it_fail "baseline: bob's --quota=team-b rejected: $OUTPUT"
+next_second
 jq '(.quotas[] | select(.name == "team-b") | .accounts) = ["team-b2"]' "$SAVED" >"$CONFIG" || it_fail "jq edit"
 bob_submits || it_fail "(a) config reloaded without reconfigure: $OUTPUT"
 reconfigure
@@ -54,6 +63,7 @@ grep -qF 'account "team-b" may not use quota "team-b" (allowed accounts: team-b2
 ic_poll 5 logged_since_reconf "idletime/job_submit: loaded $CONFIG" || it_fail "(a) no reload logged"
 it_info "(a) edited config applied only after reconfigure: $OUTPUT"
 
+next_second
 echo '{"tenants": [' >"$CONFIG"
 reconfigure
 if bob_submits; then it_fail "(b) broken config replaced the last good one (bob accepted)"; fi
@@ -64,7 +74,8 @@ id=$(it_submit alice --hold --idle-resources=only --gres=gpu:a100:1 --wrap=true)
 it_assert_eq idle-a100-east,idle-a100-west "$(it_job_field "$id" Partition)" "(b) alice's routing with the kept config"
 it_info "(b) $(tail -n +"$RECONF_FROM" "$LOG" | grep -o 'idletime/job_submit: cannot load config: .*' | head -n1)"
 
-cp -p "$SAVED" "$CONFIG"
+next_second
+cp "$SAVED" "$CONFIG"  # not -p: an mtime from before the last reconfigure would be reloaded at once
 reconfigure
 bob_submits || it_fail "(c) restored config not applied: $OUTPUT"
 ic_poll 5 logged_since_reconf "idletime/job_submit: loaded $CONFIG" || it_fail "(c) no reload logged"
