@@ -91,7 +91,8 @@ list=/etc/apt/sources.list.d/idletime-deb-src-$suite.sources
 if [ ! -f "$list" ]; then
     # deb822 (debian.sources, as cloud images have) or the installer's one-line sources.list.
     src=/etc/apt/sources.list.d/debian.sources
-    uris=$(sed -n 's/^URIs: *//p' "$src" 2>/dev/null; sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([a-z]*:[^ ]*\) .*/\2/p' /etc/apt/sources.list 2>/dev/null)
+    # Either file may be missing (a cloud image has no sources.list): not an error under set -e.
+    uris=$({ sed -n 's/^URIs: *//p' "$src"; sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([a-z]*:[^ ]*\) .*/\2/p' /etc/apt/sources.list; } 2>/dev/null || true)
     uri=$(echo "$uris" | grep -v security | head -1)
     sec=$(echo "$uris" | grep security | head -1)
     key=$(sed -n 's/^Signed-By: *//p' "$src" 2>/dev/null | head -1)
