@@ -44,11 +44,13 @@ std::map<std::string, std::string> spec_map(const std::string &v)
     return out;
 }
 
-// A whole number in [lo, hi] (num() takes any non-negative strtod value: 1e3, inf, nan).
+// num() takes any non-negative strtod value (1e3, inf, nan): is d a whole number in [lo, hi]?
+bool in_whole_range(double d, int lo, int hi) { return std::isfinite(d) && d >= lo && d <= hi && d == std::floor(d); }
+
 int whole(const std::string &opt, const std::string &v, int lo, int hi, const std::string &what)
 {
     double d = num(opt, v);
-    if (!std::isfinite(d) || d < lo || d > hi || d != std::floor(d))
+    if (!in_whole_range(d, lo, hi))
         bad(opt + " '" + v + "' must be " + what + ", a whole number from " + std::to_string(lo) + " to " +
             std::to_string(hi));
     return int(d);
@@ -72,7 +74,7 @@ std::vector<LocalPool> pools_arg(const std::string &v)
                 "letters and digits (e.g. a100=256)");
         double d = num("--pools item '" + item + "': GPUS", item.substr(eq + 1));
         const int most = kMaxLocalNodes * kMaxNodeGpus;
-        if (!std::isfinite(d) || d < 1 || d > most || d != std::floor(d))
+        if (!in_whole_range(d, 1, most))
             bad("--pools item '" + item + "': GPUS must be a whole number from 1 to " + std::to_string(most));
         int g = int(d);
         for (const auto &p : out)

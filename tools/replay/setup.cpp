@@ -63,6 +63,10 @@ std::string pool_names(const Options &o)
     return out;
 }
 
+// Each emulated GPU comes with 2 CPUs and 4000 MB, in the pools' nodes and in the quotas alike.
+constexpr int kCpusPerGpu = 2;
+constexpr int kMemoryMbPerGpu = 4000;
+
 json_object *pool_json(const LocalPool &p, const char *tenant, int node_gpus)
 {
     json_object *o = json_object_new_object();
@@ -74,8 +78,8 @@ json_object *pool_json(const LocalPool &p, const char *tenant, int node_gpus)
     json_object_object_add(o, "nodes", json_object_new_string(nodes.c_str()));
     json_object *node = json_object_new_object();
     json_object_object_add(node, "gpus", json_object_new_int(node_gpus));
-    json_object_object_add(node, "cpus", json_object_new_int(2 * node_gpus));  // as quota_json
-    json_object_object_add(node, "memory_mb", json_object_new_int(4000 * node_gpus));
+    json_object_object_add(node, "cpus", json_object_new_int(kCpusPerGpu * node_gpus));
+    json_object_object_add(node, "memory_mb", json_object_new_int(kMemoryMbPerGpu * node_gpus));
     json_object_object_add(o, "node", node);
     return o;
 }
@@ -86,8 +90,8 @@ json_object *quota_json(const Quota &q)
     json_object_object_add(o, "name", json_object_new_string(q.name.c_str()));
     json_object_object_add(o, "pool", json_object_new_string(q.pool.c_str()));
     json_object_object_add(o, "gpus", json_object_new_int(q.gpus));
-    json_object_object_add(o, "cpus", json_object_new_int(2 * q.gpus));  // 2 CPUs per GPU, as pool_json
-    json_object_object_add(o, "memory_mb", json_object_new_int(4000 * q.gpus));
+    json_object_object_add(o, "cpus", json_object_new_int(kCpusPerGpu * q.gpus));
+    json_object_object_add(o, "memory_mb", json_object_new_int(kMemoryMbPerGpu * q.gpus));
     json_object *acc = json_object_new_array();
     json_object_array_add(acc, json_object_new_string(q.name.c_str()));
     json_object_object_add(o, "accounts", acc);
