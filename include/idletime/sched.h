@@ -71,6 +71,23 @@ int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *
  * RET UINT32_MAX for a job that is not a candidate. */
 uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id);
 
+/* Node holds (doc/design/notice-and-release.md, section 8): while a guaranteed job waits for
+ * its victims to leave, preempt/idletime makes their nodes its required nodes, so Slurm sets
+ * aside only those nodes (not the job's partition) and starts nothing else on them.
+ *
+ * Victim victim_id's grace time starts now: Slurm picked it for the preemptor whose candidates
+ * preemptable() noted last. RET that preemptor's job id when it runs in a quota partition and
+ * victim_id is one of its candidates, else 0. */
+uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim_id);
+/* RET 1: job_id is held from now until `until`; 0: it was held already (deadline moved to the
+ * later one); -1: not held (too many holds, out of memory, job_id 0). */
+int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until);
+/* Up to max held job ids into ids; RET how many. */
+size_t idletime_sched_hold_ids(const idletime_sched_t *s, uint32_t *ids, size_t max);
+/* 1: job_id's hold stays (pending, same restart count, before its deadline); 0: it ends now and
+ * is forgotten, or there was none (the caller gives the nodes back). */
+int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts, int64_t now);
+
 /* Borrowing snapshot: reset, then add every running job (idle-time ones are counted). */
 void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now);
 void idletime_sched_borrow_add(idletime_sched_t *s, const idletime_sched_job_t *running);

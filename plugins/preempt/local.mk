@@ -23,6 +23,7 @@ endif
 if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/preempt/preempt_idletime.la
 plugins_preempt_preempt_idletime_la_SOURCES = plugins/preempt/preempt_idletime.c plugins/preempt/preempt_api.h \
+	plugins/preempt/reclaim_hold.c plugins/preempt/reclaim_hold.h \
 	$(idletime_preempt_api_source) $(idletime_slurm_internal_sources)
 plugins_preempt_preempt_idletime_la_CPPFLAGS = $(idletime_slurm_cppflags)
 plugins_preempt_preempt_idletime_la_LIBADD = $(idletime_slurm_plugin_libadd)

@@ -14,7 +14,8 @@
 uint16_t idletime_preempt_mode(job_record_t *job_ptr);
 /* The job's rank among the candidates preemptable() noted last (lowest goes first). */
 uint32_t idletime_preempt_prio(job_record_t *job_ptr);
-/* GraceTime of the job's partition, seconds. */
+/* GraceTime of the job's partition, seconds. Slurm asks as it picks the job as a victim, so this
+ * is also where preempt/idletime holds the victim's nodes for its preemptor (reclaim_hold.c). */
 uint32_t idletime_preempt_grace(job_record_t *job_ptr);
 
 #endif

@@ -11,6 +11,7 @@
  */
 #include "plugins/preempt/slurm_internal.h"
 #include "plugins/preempt/preempt_api.h"
+#include "plugins/preempt/reclaim_hold.h"
 
 #include <stdlib.h>
 
@@ -47,6 +48,7 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_re
 	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap))
 		return false;
 	slurm_mutex_lock(&sched_lock);
+	idletime_hold_sweep(sched, time(NULL)); /* the queue sort: job write lock, no job mid-select */
 	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
 						   b->preempt_mode == PREEMPT_MODE_OFF);
 	slurm_mutex_unlock(&sched_lock);
@@ -96,5 +98,14 @@ uint32_t idletime_preempt_prio(job_record_t *job_ptr)
 
 uint32_t idletime_preempt_grace(job_record_t *job_ptr)
 {
-	return job_ptr->part_ptr ? job_ptr->part_ptr->grace_time : 0;
+	uint32_t grace = job_ptr->part_ptr ? job_ptr->part_ptr->grace_time : 0;
+	time_t now = time(NULL);
+
+	/* Slurm asks once per victim, as it picks it (its grace time starts now), inside the
+	 * preemptor's select_nodes: hold the victim's nodes for the preemptor (reclaim_hold.c). */
+	slurm_mutex_lock(&sched_lock);
+	idletime_hold_sweep(sched, now);
+	idletime_hold_victim(sched, job_ptr, grace, now);
+	slurm_mutex_unlock(&sched_lock);
+	return grace;
 }

@@ -20,6 +20,8 @@ struct idletime_sched {
     std::shared_ptr<const Policy> policy;
     idletime::sched::VictimBatch victims;
     idletime::sched::Borrowing borrowing;
+    idletime::sched::Holds holds;
+    bool batch_guaranteed = false;  // the noted candidates' preemptor runs in a quota partition
 };
 
 namespace {
@@ -149,6 +151,7 @@ int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *
         const JobView a = view(*preemptor), b = view(*preemptee);
         if (!s->policy->may_preempt(a, b, now)) return 0;
         s->victims.note(a.job_id, a.gpus, b, now);
+        s->batch_guaranteed = s->policy->part(a.partition).kind == idletime::sched::Kind::Guaranteed;
         return 1;
     } catch (...) {
         return 0;  // out of memory while noting: not a candidate this time
@@ -162,6 +165,37 @@ uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id) {
     } catch (...) {
         return UINT32_MAX;  // out of memory while ranking: Slurm keeps its list order
     }
+}
+
+uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim_id) {
+    if (!s || !s->batch_guaranteed) return 0;
+    return s->victims.preemptor_of(victim_id);
+}
+
+int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until) {
+    if (!s || !job_id) return -1;
+    try {
+        return s->holds.begin(job_id, restarts, until);
+    } catch (...) {
+        return -1;  // out of memory: no hold, Slurm decides alone
+    }
+}
+
+size_t idletime_sched_hold_ids(const idletime_sched_t *s, uint32_t *ids, size_t max) {
+    if (!s || !ids) return 0;
+    try {
+        const auto all = s->holds.ids();
+        size_t n = 0;
+        for (; n < all.size() && n < max; ++n) ids[n] = all[n];
+        return n;
+    } catch (...) {
+        return 0;  // out of memory: looked at again at the next sweep
+    }
+}
+
+int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts, int64_t now) {
+    if (!s) return 0;
+    return s->holds.keep(job_id, pending != 0, restarts, now) ? 1 : 0;
 }
 
 void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now) {

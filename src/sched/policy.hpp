@@ -99,6 +99,8 @@ public:
     // 0 = preempt first. Jobs not in the batch rank after every candidate (UINT32_MAX).
     uint32_t rank(uint32_t job_id);
     size_t size() const { return keys_.size(); }
+    // The preemptor whose candidates these are when `victim_id` is one of them, else 0.
+    uint32_t preemptor_of(uint32_t victim_id) const { return seen_.count(victim_id) ? preemptor_ : 0; }
 
 private:
     void restart(uint32_t preemptor_id, uint32_t need_gpus);
@@ -107,6 +109,31 @@ private:
     std::unordered_set<uint32_t> seen_;                 // job ids in keys_: O(1) repeat check
     bool ranked_ = false, open_ = false;
     uint32_t preemptor_ = 0, need_ = 0;
+};
+
+// Nodes held for a guaranteed job whose victims are leaving (doc/design/notice-and-release.md,
+// section 8). The plugin makes the victims' nodes the waiting job's required nodes: Slurm's main
+// pass then sets aside only those nodes instead of the job's whole partition (fail_by_part), so
+// the next owner is looked at in the same pass, and no queued job takes the GPUs the victims free.
+// A hold ends when its job no longer pends, was requeued since (restart count moved), or at its
+// deadline (the victims' grace time + KillWait + MessageTimeout after the last pick).
+class Holds {
+public:
+    static constexpr size_t kMax = 4096;  // more pending owners than this fall back to Slurm alone
+    // 1: a new hold; 0: job_id already held, deadline moved to the later one; -1: none (kMax held).
+    int begin(uint32_t job_id, uint32_t restarts, int64_t until);
+    bool held(uint32_t job_id) const { return holds_.count(job_id) != 0; }
+    // Whether job_id's hold stays now; a hold that ends is forgotten (the caller frees the nodes).
+    bool keep(uint32_t job_id, bool pending, uint32_t restarts, int64_t now);
+    std::vector<uint32_t> ids() const;
+    size_t size() const { return holds_.size(); }
+
+private:
+    struct Hold {
+        uint32_t restarts = 0;
+        int64_t until = 0;
+    };
+    std::map<uint32_t, Hold> holds_;
 };
 
 // GPUs idle-time jobs borrow per quota right now (running jobs in idle partitions).

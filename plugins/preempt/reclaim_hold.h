@@ -1,0 +1,16 @@
+/*
+ * reclaim_hold.h - preempt/idletime holds the nodes of a guaranteed job's victims for it while
+ * they leave (reclaim_hold.c). Both calls need the plugin's mutex and slurmctld's job write lock.
+ */
+#ifndef IDLETIME_RECLAIM_HOLD_H
+#define IDLETIME_RECLAIM_HOLD_H
+
+#include "plugins/preempt/slurm_internal.h"
+
+/* Slurm picked victim for the preemptor whose candidates were noted last; its grace time
+ * (grace s) starts now. Holds the victim's nodes for that preemptor when it is a guaranteed job. */
+void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_t grace, time_t now);
+/* Ends holds whose job started, left, was requeued or passed its deadline (once a second). */
+void idletime_hold_sweep(idletime_sched_t *sched, time_t now);
+
+#endif

@@ -1,0 +1,94 @@
+#!/bin/bash
+# Many owners at once with preempt/idletime (issue 14, goal 1; doc/design/notice-and-release.md,
+# section 8). a100-east (a100-[1-2], 4 GPUs each) is full of 8 one-GPU idle-time jobs of carol
+# that save 1-160 MiB on the notice and call release(); 2 more idle-time jobs wait for a100-1.
+# Two guaranteed jobs of 4 GPUs (alice/team-a, bob/team-b) are submitted together:
+#  (a) every victim of both owners gets its notice before either owner starts: one scheduling
+#      pass reclaims both nodes (Slurm's fail_by_part looks at one owner per pass: without the
+#      hold the second owner's victims were notified only after the first owner ran);
+#  (b) exactly 8 victims, none twice; slurmctld logs a node hold for each owner;
+#  (c) the queued idle-time jobs never start on a held node while its victims leave one by one;
+#  (d) an owner with its own ReqNodeList (-w) is never held (it keeps Slurm's behaviour).
+# cluster-args: --config etc/idletime.json --extra-conf testsuite/cluster/preempt-idletime.conf
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../../bench/reclaim/lib.sh
+. "$IC_SRC/../../bench/reclaim/lib.sh"
+it_begin
+scontrol show config | grep -q '^PreemptType *= *preempt/idletime' ||
+	it_fail "needs PreemptType=preempt/idletime: start the cluster with this test's cluster-args (run-suites.sh does)"
+rc_env || it_fail "idletime is not installed in $RC_PREFIX"
+log=$IC_DIR/log/slurmctld.log
+
+# fill NODE...: 4 one-GPU victims per node (saves 1, 48, 96, 160 MiB), all ready; ids in $vic.
+fill() {
+	local node mb v
+	vic=()
+	for node in "$@"; do
+		for mb in 1 48 96 160; do
+			v=$(it_submit carol -J many-v --open-mode=append --idle-resources=only -w "$node" --gres=gpu:a100:1 \
+				"$RC_JOBS/probe-exec.sh" --on-notice release --save-mb "$mb") || it_fail "victim sbatch failed"
+			vic+=("$v")
+		done
+	done
+	for v in "${vic[@]}"; do
+		it_wait_state "$v" RUNNING 120 || it_fail "victim $v never ran (Reason=$(it_job_field "$v" Reason))"
+		rc_wait_line "$(rc_out many-v "$v")" '^ready ' 60 || it_fail "victim $v not ready"
+	done
+}
+
+fill a100-1 a100-2
+queued=()
+for _ in 1 2; do
+	queued+=("$(it_submit carol -J many-q --idle-resources=only -w a100-1 --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 600)") ||
+		it_fail "queued idle-time sbatch failed"
+done
+m=$(wc -l <"$log")
+oa=$(it_submit alice -J many-o --quota=team-a --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "alice's sbatch failed"
+ob=$(it_submit bob -J many-o --quota=team-b --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "bob's sbatch failed"
+for o in "$oa" "$ob"; do
+	rc_wait_line "$(rc_out many-o "$o")" '^started ' 120 || it_fail "owner $o never started (Reason=$(it_job_field "$o" Reason))"
+done
+first=$(rc_word "$(rc_out many-o "$oa")" started)
+b=$(rc_word "$(rc_out many-o "$ob")" started)
+rc_le "$first" "$b" || first=$b
+
+# (a) and (b). Slurm alone picks the second owner's victims only once the first owner could
+# start, i.e. after the last victim on its node released; with the hold every notice comes first.
+last_notice=0 victims=0 node_free=()
+for i in "${!vic[@]}"; do
+	v=${vic[$i]} out=$(rc_out many-v "${vic[$i]}")
+	c=$(grep -c '^notice' "$out")
+	[ "$c" = 1 ] || it_fail "victim $v got $c notices (exactly 1 wanted): $(tr '\n' '|' <"$out")"
+	rc_wait_line "$out" '^released ' 30 || it_fail "victim $v did not release"
+	n=$(rc_word "$out" notice) r=$(rc_word "$out" released) k=$((i / 4))
+	rc_le "$n" "$last_notice" || last_notice=$n
+	[ -n "${node_free[$k]:-}" ] && rc_le "$r" "${node_free[$k]}" || node_free[k]=$r
+	victims=$((victims + 1))
+done
+it_assert_eq 8 "$victims" "victims"
+free_first=${node_free[0]}
+rc_le "$free_first" "${node_free[1]}" || free_first=${node_free[1]}
+rc_le "$last_notice" "$free_first" ||
+	it_fail "a victim got its notice $(rc_sub "$last_notice" "$free_first") s after every victim of one node had released: the owners reclaimed one after the other"
+for o in "$oa" "$ob"; do
+	tail -n +"$((m + 1))" "$log" | grep -q "idletime/preempt: JobId=$o waits for its victims .* held for it" ||
+		it_fail "no node hold logged for owner $o"
+done
+# (c)
+for q in "${queued[@]}"; do
+	it_assert_eq PENDING "$(it_job_field "$q" JobState)" "queued idle-time job $q while the owners run"
+	[ ! -s "$(rc_out many-q "$q")" ] || it_fail "queued idle-time job $q ran during the reclaim: $(tr '\n' '|' <"$(rc_out many-q "$q")")"
+done
+it_info "all 8 notices $(rc_sub "$free_first" "$last_notice") s before the first node was free; both owners ran $(rc_sub "$first" "$last_notice") s after the last notice; queued jobs still pending"
+it_cleanup_jobs || it_fail "jobs left after round 1"
+
+# (d) an owner that names its node itself is left as Slurm would treat it.
+fill a100-2
+m=$(wc -l <"$log")
+ow=$(it_submit bob -J many-o --quota=team-b -w a100-2 --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "bob's -w sbatch failed"
+rc_wait_line "$(rc_out many-o "$ow")" '^started ' 120 || it_fail "owner $ow (-w a100-2) never started"
+it_assert_eq a100-2 "$(it_job_field "$ow" ReqNodeList)" "ReqNodeList of $ow"
+! tail -n +"$((m + 1))" "$log" | grep -q "JobId=$ow waits for its victims" || it_fail "owner $ow with its own ReqNodeList was held"
+it_cleanup_jobs || it_fail "jobs left after round 2"
+it_pass

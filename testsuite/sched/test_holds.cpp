@@ -1,0 +1,119 @@
+// Node holds for guaranteed jobs waiting on their victims (Holds, and the C API the plugin uses).
+#include <cstring>
+
+#include "idletime/sched.h"
+#include "sched_fixture.hpp"
+
+using idletime::sched::Holds;
+
+namespace {
+
+const int64_t NOW = 1700000000;
+
+START_TEST(hold_lifecycle) {
+    Holds h;
+    ck_assert_int_eq(h.begin(7, 0, NOW + 70), 1);
+    ck_assert(h.held(7));
+    ck_assert_int_eq(h.begin(7, 0, NOW + 40), 0);  // an earlier deadline does not shorten it
+    ck_assert_int_eq(h.begin(7, 0, NOW + 90), 0);  // a later pick moves it
+    ck_assert(h.keep(7, true, 0, NOW + 89));
+    ck_assert(!h.keep(7, true, 0, NOW + 90));  // deadline reached: forgotten
+    ck_assert(!h.held(7));
+    ck_assert(!h.keep(7, true, 0, NOW));  // nothing to keep any more
+    ck_assert_uint_eq(h.size(), 0);
+}
+END_TEST
+
+START_TEST(hold_ends_when_job_moves_on) {
+    Holds h;
+    ck_assert_int_eq(h.begin(1, 0, NOW + 60), 1);
+    ck_assert_int_eq(h.begin(2, 3, NOW + 60), 1);
+    ck_assert_int_eq(h.begin(3, 0, NOW + 60), 1);
+    ck_assert(!h.keep(1, false, 0, NOW));  // started (or left): no longer pending
+    ck_assert(!h.keep(2, true, 4, NOW));   // requeued since the hold began
+    ck_assert(h.keep(3, true, 0, NOW));
+    const auto ids = h.ids();
+    ck_assert_uint_eq(ids.size(), 1);
+    ck_assert_uint_eq(ids[0], 3);
+}
+END_TEST
+
+START_TEST(hold_table_is_bounded) {
+    Holds h;
+    for (uint32_t id = 1; id <= Holds::kMax; ++id) ck_assert_int_eq(h.begin(id, 0, NOW + 60), 1);
+    ck_assert_int_eq(h.begin(Holds::kMax + 1, 0, NOW + 60), -1);  // Slurm alone decides for this one
+    ck_assert_int_eq(h.begin(5, 0, NOW + 99), 0);                  // held ones still move their deadline
+    ck_assert(h.keep(1, false, 0, NOW) == false);
+    ck_assert_int_eq(h.begin(Holds::kMax + 1, 0, NOW + 60), 1);
+}
+END_TEST
+
+idletime_sched_job_t cjob(uint32_t id, const char *part, uint32_t gpus, int64_t start) {
+    idletime_sched_job_t j;
+    std::memset(&j, 0, sizeof(j));
+    j.job_id = id;
+    j.partition = part;
+    j.priority_tier = std::strncmp(part, "quota-", 6) == 0 ? 10 : std::strncmp(part, "idle-", 5) == 0 ? 1 : 5;
+    j.preempt_off = std::strncmp(part, "quota-", 6) == 0;
+    j.gpus = gpus;
+    j.start_time = start;
+    j.submit_time = start ? start - 1 : NOW - 10;
+    j.account = "team-b";
+    return j;
+}
+
+START_TEST(victim_picked_names_guaranteed_preemptor) {
+    idletime_sched_t *s = idletime_sched_new();
+    char err[256];
+    ck_assert_int_eq(idletime_sched_load(s, fx::srcpath("testsuite/sched/data/sched16.json").c_str(), "", err,
+                                         sizeof(err)),
+                     0);
+    const auto owner = cjob(50, "quota-team-a", 4, 0);
+    const auto v1 = cjob(1, "idle-p12", 4, NOW - 600), v2 = cjob(2, "idle-p12", 4, NOW - 500);
+    ck_assert_int_eq(idletime_sched_victim_picked(s, 1), 0);  // nothing noted yet
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &v1, NOW), 1);
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &v2, NOW), 1);
+    ck_assert_uint_eq(idletime_sched_victim_rank(s, 1), 1);  // ranks handed out, as Slurm does
+    ck_assert_uint_eq(idletime_sched_victim_picked(s, 1), 50);
+    ck_assert_uint_eq(idletime_sched_victim_picked(s, 2), 50);
+    ck_assert_uint_eq(idletime_sched_victim_picked(s, 3), 0);  // not one of its candidates
+    ck_assert_int_eq(idletime_sched_hold_begin(s, 50, 0, NOW + 70), 1);
+    ck_assert_int_eq(idletime_sched_hold_begin(s, 50, 0, NOW + 80), 0);
+    uint32_t ids[4] = {0};
+    ck_assert_uint_eq(idletime_sched_hold_ids(s, ids, 4), 1);
+    ck_assert_uint_eq(ids[0], 50);
+    ck_assert_int_eq(idletime_sched_hold_keep(s, 50, 1, 0, NOW + 79), 1);
+    ck_assert_int_eq(idletime_sched_hold_keep(s, 50, 0, 0, NOW + 79), 0);
+    ck_assert_uint_eq(idletime_sched_hold_ids(s, ids, 4), 0);
+    idletime_sched_free(s);
+}
+END_TEST
+
+START_TEST(victim_picked_not_for_unmanaged_preemptor) {
+    // No config: answers like partition_prio and holds nothing (a site that only loads the plugin).
+    idletime_sched_t *s = idletime_sched_new();
+    const auto hi = cjob(60, "urgent", 4, 0), lo = cjob(1, "idle-p12", 4, NOW - 600);
+    ck_assert_int_eq(idletime_sched_preemptable(s, &hi, &lo, NOW), 1);
+    ck_assert_uint_eq(idletime_sched_victim_picked(s, 1), 0);
+    ck_assert_int_eq(idletime_sched_hold_begin(s, 0, 0, NOW), -1);
+    ck_assert_int_eq(idletime_sched_hold_begin(nullptr, 1, 0, NOW), -1);
+    ck_assert_uint_eq(idletime_sched_victim_picked(nullptr, 1), 0);
+    ck_assert_uint_eq(idletime_sched_hold_ids(nullptr, nullptr, 1), 0);
+    ck_assert_int_eq(idletime_sched_hold_keep(nullptr, 1, 1, 0, NOW), 0);
+    idletime_sched_free(s);
+}
+END_TEST
+
+}  // namespace
+
+Suite *holds_suite() {
+    Suite *s = suite_create("sched-holds");
+    TCase *t = tcase_create("holds");
+    tcase_add_test(t, hold_lifecycle);
+    tcase_add_test(t, hold_ends_when_job_moves_on);
+    tcase_add_test(t, hold_table_is_bounded);
+    tcase_add_test(t, victim_picked_names_guaranteed_preemptor);
+    tcase_add_test(t, victim_picked_not_for_unmanaged_preemptor);
+    suite_add_tcase(s, t);
+    return s;
+}
