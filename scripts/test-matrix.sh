@@ -11,7 +11,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 # One test per plugin path: submission routing (job_submit + SPANK), preemption with notice and
 # release, resume, fault-tolerance hook, views, the scheduling plugins (preempt, site_factor).
-TESTS=${MATRIX_TESTS:-t-smoke t-readme-sbatch t-reclaim-release t-reclaim-resume t-ckpt-notice t-ft-exit t-views-jobs t-sched-minimal}
+TESTS=${MATRIX_TESTS:-t-smoke t-readme-sbatch t-reclaim-release t-reclaim-resume t-reclaim-many t-ckpt-notice t-ft-exit t-views-jobs t-sched-minimal}
 T0=$(date +%s); TS=$T0
 step() {
     now=$(date +%s)

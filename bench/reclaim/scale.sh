@@ -38,7 +38,7 @@ pending=${PENDING:-1536}
 it_begin
 rc_env || exit 1
 nodes=$(sinfo -h -p idle-a100-big -o %D 2>/dev/null)
-[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf]); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
+[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
 it_cleanup_jobs >/dev/null 2>&1
 sc_undrain
 rm -f "$IC_DIR"/out/scale-*.out

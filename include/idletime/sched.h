@@ -79,14 +79,19 @@ uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id);
  * preemptable() noted last. RET that preemptor's job id when it runs in a quota partition and
  * victim_id is one of its candidates, else 0. */
 uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim_id);
-/* RET 1: job_id is held from now until `until`; 0: it was held already (deadline moved to the
- * later one); -1: not held (too many holds, out of memory, job_id 0). */
-int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until);
+/* victim_id joins job_id's hold. RET 1: job_id is held from now until `until`; 0: it was held
+ * already (deadline moved to the later one); -1: not held (too many holds, out of memory, id 0). */
+int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until,
+                              uint32_t victim_id);
 /* Up to max held job ids into ids; RET how many. */
 size_t idletime_sched_hold_ids(const idletime_sched_t *s, uint32_t *ids, size_t max);
-/* 1: job_id's hold stays (pending, same restart count, before its deadline); 0: it ends now and
- * is forgotten, or there was none (the caller gives the nodes back). */
-int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts, int64_t now);
+/* Up to max victims of job_id's hold into ids; RET how many. */
+size_t idletime_sched_hold_victims(const idletime_sched_t *s, uint32_t job_id, uint32_t *ids, size_t max);
+/* 1: job_id's hold stays: pending, same restart count, and before its deadline or (victims_leaving:
+ * one of its victims is still notified and running or completing) within 600 s after it; 0: it
+ * ends now and is forgotten, or there was none (the caller gives the nodes back). */
+int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts,
+                             int victims_leaving, int64_t now);
 
 /* Borrowing snapshot: reset, then add every running job (idle-time ones are counted). */
 void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now);

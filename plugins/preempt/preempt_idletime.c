@@ -45,10 +45,12 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_re
 	part_record_t *a = preemptor->part_ptr, *b = preemptee->part_ptr;
 	int rc;
 
-	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap))
-		return false;
 	slurm_mutex_lock(&sched_lock);
-	idletime_hold_sweep(sched, time(NULL)); /* the queue sort: job write lock, no job mid-select */
+	idletime_hold_sweep(sched, time(NULL), 0); /* the queue sort: job write lock, no job mid-select */
+	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap)) {
+		slurm_mutex_unlock(&sched_lock);
+		return false;
+	}
 	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
 						   b->preempt_mode == PREEMPT_MODE_OFF);
 	slurm_mutex_unlock(&sched_lock);
@@ -65,6 +67,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	if (!preemptee->part_ptr || !preemptor->part_ptr || !IS_JOB_RUNNING(preemptee))
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
+	idletime_hold_sweep(sched, now, preemptor->job_id);
 	idletime_call_begin(&t0);
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
@@ -104,7 +107,7 @@ uint32_t idletime_preempt_grace(job_record_t *job_ptr)
 	/* Slurm asks once per victim, as it picks it (its grace time starts now), inside the
 	 * preemptor's select_nodes: hold the victim's nodes for the preemptor (reclaim_hold.c). */
 	slurm_mutex_lock(&sched_lock);
-	idletime_hold_sweep(sched, now);
+	idletime_hold_sweep(sched, now, 0);
 	idletime_hold_victim(sched, job_ptr, grace, now);
 	slurm_mutex_unlock(&sched_lock);
 	return grace;

@@ -10,48 +10,87 @@
  * started on the GPUs the victims free.
  *
  * The hold lives in memory only: details->req_nodes (ReqNodeList) stays NULL, so nothing reaches
- * StateSaveLocation, `scontrol reconfigure` drops it, and a job with its own ReqNodeList is never
- * touched. Both entry points run where slurmctld holds the job write lock and no job is inside
- * _get_req_features (which detaches the required nodes while it collects candidates): the grace
- * time query of _preempt_jobs and the job queue sort (job_preempt_check).
+ * StateSaveLocation, and `scontrol reconfigure` drops it. It is taken only where it cannot narrow
+ * what the owner may use (may_hold) and never covers more nodes than the owner's minimum node
+ * count (else Slurm would raise that count, or 24.11's job update would turn it into excluded
+ * nodes). Every entry point runs where slurmctld holds the job write lock and no job other than
+ * the one named is inside _get_req_features (which detaches a job's required nodes while it
+ * collects candidates and restores them from a copy afterwards): the grace time query of
+ * _preempt_jobs, the job queue sort (job_preempt_check) and the candidate search (preemptable(),
+ * which skips its own preemptor).
  */
 #include "plugins/preempt/reclaim_hold.h"
 
 #include "src/common/bitstring.h"
 
-#define SWEEP_MAX 256 /* holds looked at per sweep; more wait for the next second */
-
-/* Required nodes preempt/idletime may set and free: the job names none of its own. */
-static bool ours_to_set(job_record_t *job)
+/* Owners whose required nodes preempt/idletime may set: they name none themselves, run in one
+ * partition, outside reservations and without node features, and the victim's nodes are up,
+ * inside that partition and not excluded by the owner. */
+static bool may_hold(job_record_t *owner, job_record_t *victim)
 {
-	return job->details && !job->details->req_nodes;
+	struct job_details *d = owner->details;
+
+	if (!d || d->req_nodes || d->features_use || owner->array_recs || owner->het_job_id ||
+	    owner->part_ptr_list || owner->resv_ptr || !owner->part_ptr || !owner->part_ptr->node_bitmap ||
+	    !victim->node_bitmap)
+		return false;
+	if (!bit_super_set(victim->node_bitmap, owner->part_ptr->node_bitmap) ||
+	    !bit_super_set(victim->node_bitmap, up_node_bitmap))
+		return false;
+	return !d->exc_node_bitmap || !bit_overlap_any(victim->node_bitmap, d->exc_node_bitmap);
+}
+
+/* Ends job's hold: forgotten, and its required nodes given back (they are ours: no ReqNodeList). */
+static void end_hold(idletime_sched_t *sched, job_record_t *job, const char *why)
+{
+	(void) idletime_sched_hold_keep(sched, job->job_id, 0, 0, 0, 0);
+	if (!job->details || job->details->req_nodes || !job->details->req_node_bitmap)
+		return;
+	FREE_NULL_BITMAP(job->details->req_node_bitmap);
+	if (why)
+		info("idletime/preempt: %pJ %s: its nodes are no longer held", job, why);
+}
+
+/* The hold joined by victim's nodes, or NULL when it would cover more than min_nodes. */
+static bitstr_t *grown(job_record_t *owner, job_record_t *victim)
+{
+	bitstr_t *held = owner->details->req_node_bitmap;
+	bitstr_t *u = held ? bit_copy(held) : bit_copy(victim->node_bitmap);
+
+	if (held)
+		bit_or(u, victim->node_bitmap);
+	if (bit_set_count(u) > (int64_t) owner->details->min_nodes) {
+		FREE_NULL_BITMAP(u);
+		return NULL;
+	}
+	return u;
 }
 
 void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_t grace, time_t now)
 {
 	uint32_t id = idletime_sched_victim_picked(sched, victim->job_id);
-	job_record_t *owner;
-	time_t until;
+	job_record_t *owner = id ? find_job_record(id) : NULL;
+	time_t until = now + grace + slurm_conf.kill_wait + slurm_conf.msg_timeout;
+	bitstr_t *u;
 	int rc;
 
-	if (!id || !victim->node_bitmap)
+	if (!owner || !IS_JOB_PENDING(owner))
 		return;
-	owner = find_job_record(id);
-	if (!owner || !IS_JOB_PENDING(owner) || !ours_to_set(owner) || owner->array_recs || owner->het_job_id)
-		return;
-	until = now + grace + slurm_conf.kill_wait + slurm_conf.msg_timeout;
-	rc = idletime_sched_hold_begin(sched, id, owner->restart_cnt, until);
-	if (rc < 0)
-		return;
-	if (rc == 1 && owner->details->req_node_bitmap) {
-		/* Required nodes set elsewhere in slurmctld: not ours to change. */
-		(void) idletime_sched_hold_keep(sched, id, 0, 0, now);
+	if (!may_hold(owner, victim) || !(u = grown(owner, victim))) {
+		end_hold(sched, owner, idletime_sched_hold_keep(sched, id, 1, owner->restart_cnt, 1, now) ?
+				       "has a victim its hold cannot cover" : NULL);
 		return;
 	}
-	if (owner->details->req_node_bitmap)
-		bit_or(owner->details->req_node_bitmap, victim->node_bitmap);
-	else
-		owner->details->req_node_bitmap = bit_copy(victim->node_bitmap);
+	rc = idletime_sched_hold_begin(sched, id, owner->restart_cnt, until, victim->job_id);
+	if (rc < 0 || (rc == 1 && owner->details->req_node_bitmap)) {
+		/* Too many holds, or required nodes set elsewhere in slurmctld: not ours to change. */
+		FREE_NULL_BITMAP(u);
+		if (rc == 1)
+			(void) idletime_sched_hold_keep(sched, id, 0, 0, 0, now);
+		return;
+	}
+	FREE_NULL_BITMAP(owner->details->req_node_bitmap);
+	owner->details->req_node_bitmap = u;
 	if (rc == 1)
 		info("idletime/preempt: %pJ waits for its victims (%pJ first): their nodes (%s) are held for it until it starts, at most %ld s",
 		     owner, victim, victim->nodes, (long) (until - now));
@@ -59,28 +98,47 @@ void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_
 		debug("idletime/preempt: %pJ also waits for %pJ on %s", owner, victim, victim->nodes);
 }
 
-void idletime_hold_sweep(idletime_sched_t *sched, time_t now)
+/* Whether a victim of job_id's hold is still leaving: notified, running or completing. */
+static bool victims_leaving(idletime_sched_t *sched, uint32_t job_id)
+{
+	static uint32_t ids[256];
+	size_t n = idletime_sched_hold_victims(sched, job_id, ids, sizeof(ids) / sizeof(ids[0]));
+
+	for (size_t i = 0; i < n; i++) {
+		job_record_t *v = find_job_record(ids[i]);
+		if (v && v->preempt_time && (IS_JOB_RUNNING(v) || IS_JOB_COMPLETING(v)))
+			return true;
+	}
+	return false;
+}
+
+void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 {
 	static time_t last;
-	uint32_t ids[SWEEP_MAX];
+	static uint32_t ids[4096]; /* Holds::kMax: every hold is looked at */
 	size_t n;
 
 	if (now == last)
 		return;
 	last = now;
-	n = idletime_sched_hold_ids(sched, ids, SWEEP_MAX);
+	n = idletime_sched_hold_ids(sched, ids, sizeof(ids) / sizeof(ids[0]));
 	for (size_t i = 0; i < n; i++) {
 		job_record_t *job = find_job_record(ids[i]);
 		bool pending = job && IS_JOB_PENDING(job);
+		bool up;
 
-		if (idletime_sched_hold_keep(sched, ids[i], pending, job ? job->restart_cnt : 0, now))
+		if (ids[i] == skip_id)
+			continue; /* inside _get_req_features: its required nodes are detached */
+		if (!job) {
+			(void) idletime_sched_hold_keep(sched, ids[i], 0, 0, 0, now);
 			continue;
-		if (!job || !ours_to_set(job) || !job->details->req_node_bitmap)
+		}
+		up = !job->details || !job->details->req_node_bitmap ||
+		     bit_super_set(job->details->req_node_bitmap, up_node_bitmap);
+		if (up && idletime_sched_hold_keep(sched, ids[i], pending, job->restart_cnt,
+						   pending && victims_leaving(sched, ids[i]), now))
 			continue;
-		FREE_NULL_BITMAP(job->details->req_node_bitmap);
-		if (pending)
-			info("idletime/preempt: %pJ still waits after its hold's deadline: its nodes are no longer held", job);
-		else
-			debug("idletime/preempt: %pJ no longer pends: hold on its nodes ended", job);
+		end_hold(sched, job, !pending ? NULL : !up ? "waits for a held node that is down" :
+				     "still pends and none of its victims is leaving");
 	}
 }

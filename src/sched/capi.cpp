@@ -172,10 +172,11 @@ uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim
     return s->victims.preemptor_of(victim_id);
 }
 
-int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until) {
+int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until,
+                              uint32_t victim_id) {
     if (!s || !job_id) return -1;
     try {
-        return s->holds.begin(job_id, restarts, until);
+        return s->holds.begin(job_id, restarts, until, victim_id);
     } catch (...) {
         return -1;  // out of memory: no hold, Slurm decides alone
     }
@@ -193,9 +194,22 @@ size_t idletime_sched_hold_ids(const idletime_sched_t *s, uint32_t *ids, size_t 
     }
 }
 
-int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts, int64_t now) {
+size_t idletime_sched_hold_victims(const idletime_sched_t *s, uint32_t job_id, uint32_t *ids, size_t max) {
+    if (!s || !ids) return 0;
+    try {
+        const auto all = s->holds.victims(job_id);
+        size_t n = 0;
+        for (; n < all.size() && n < max; ++n) ids[n] = all[n];
+        return n;
+    } catch (...) {
+        return 0;  // out of memory: no victim counts as leaving
+    }
+}
+
+int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts,
+                             int victims_leaving, int64_t now) {
     if (!s) return 0;
-    return s->holds.keep(job_id, pending != 0, restarts, now) ? 1 : 0;
+    return s->holds.keep(job_id, pending != 0, restarts, victims_leaving != 0, now) ? 1 : 0;
 }
 
 void idletime_sched_borrow_reset(idletime_sched_t *s, int64_t now) {

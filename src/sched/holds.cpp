@@ -3,21 +3,33 @@
 
 namespace idletime::sched {
 
-int Holds::begin(uint32_t job_id, uint32_t restarts, int64_t until) {
+int Holds::begin(uint32_t job_id, uint32_t restarts, int64_t until, uint32_t victim_id) {
     auto it = holds_.find(job_id);
-    if (it != holds_.end()) {
-        if (until > it->second.until) it->second.until = until;
-        return 0;
+    int rc = 0;
+    if (it == holds_.end()) {
+        if (holds_.size() >= kMax) return -1;
+        it = holds_.emplace(job_id, Hold{restarts, until, {}}).first;
+        rc = 1;
+    } else if (until > it->second.until) {
+        it->second.until = until;
     }
-    if (holds_.size() >= kMax) return -1;
-    holds_.emplace(job_id, Hold{restarts, until});
-    return 1;
+    auto &v = it->second.victims;
+    if (v.size() < kMaxVictims) v.push_back(victim_id);
+    return rc;
 }
 
-bool Holds::keep(uint32_t job_id, bool pending, uint32_t restarts, int64_t now) {
+std::vector<uint32_t> Holds::victims(uint32_t job_id) const {
+    auto it = holds_.find(job_id);
+    return it == holds_.end() ? std::vector<uint32_t>{} : it->second.victims;
+}
+
+bool Holds::keep(uint32_t job_id, bool pending, uint32_t restarts, bool victims_leaving, int64_t now) {
     auto it = holds_.find(job_id);
     if (it == holds_.end()) return false;
-    if (pending && restarts == it->second.restarts && now < it->second.until) return true;
+    const Hold &h = it->second;
+    if (pending && restarts == h.restarts &&
+        (now < h.until || (victims_leaving && now < h.until + kLeavingMax)))
+        return true;
     holds_.erase(it);
     return false;
 }

@@ -115,16 +115,23 @@ private:
 // section 8). The plugin makes the victims' nodes the waiting job's required nodes: Slurm's main
 // pass then sets aside only those nodes instead of the job's whole partition (fail_by_part), so
 // the next owner is looked at in the same pass, and no queued job takes the GPUs the victims free.
-// A hold ends when its job no longer pends, was requeued since (restart count moved), or at its
-// deadline (the victims' grace time + KillWait + MessageTimeout after the last pick).
+// A hold ends when its job no longer pends or was requeued since (restart count moved); else at
+// its deadline (the victims' grace time + KillWait + MessageTimeout after the last pick), or, while
+// one of its victims is still leaving (notified, running or completing), up to kLeavingMax later:
+// ending it earlier would let Slurm pick more victims for the same owner on other nodes.
 class Holds {
 public:
-    static constexpr size_t kMax = 4096;  // more pending owners than this fall back to Slurm alone
-    // 1: a new hold; 0: job_id already held, deadline moved to the later one; -1: none (kMax held).
-    int begin(uint32_t job_id, uint32_t restarts, int64_t until);
+    static constexpr size_t kMax = 4096;         // more waiting owners fall back to Slurm alone
+    static constexpr size_t kMaxVictims = 256;   // victims remembered per hold (then: the deadline)
+    static constexpr int64_t kLeavingMax = 600;  // s a hold may outlive its deadline
+    // victim_id joins job_id's hold. 1: a new hold; 0: job_id already held, deadline moved to the
+    // later one; -1: none (kMax held).
+    int begin(uint32_t job_id, uint32_t restarts, int64_t until, uint32_t victim_id);
     bool held(uint32_t job_id) const { return holds_.count(job_id) != 0; }
+    // The victims picked for job_id's hold (empty if none).
+    std::vector<uint32_t> victims(uint32_t job_id) const;
     // Whether job_id's hold stays now; a hold that ends is forgotten (the caller frees the nodes).
-    bool keep(uint32_t job_id, bool pending, uint32_t restarts, int64_t now);
+    bool keep(uint32_t job_id, bool pending, uint32_t restarts, bool victims_leaving, int64_t now);
     std::vector<uint32_t> ids() const;
     size_t size() const { return holds_.size(); }
 
@@ -132,6 +139,7 @@ private:
     struct Hold {
         uint32_t restarts = 0;
         int64_t until = 0;
+        std::vector<uint32_t> victims;
     };
     std::map<uint32_t, Hold> holds_;
 };

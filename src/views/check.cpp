@@ -60,6 +60,8 @@ void check_global(Ctx &c, const std::string &key, const std::string &want) {
         if (!missing.empty())
             c.add(Severity::Mismatch, key, or_missing(h), want,
                   "slurm.conf: add " + join(missing) + " to " + key + ", then restart slurmctld");
+    } else if (key == "PreemptType" && h == "preempt/idletime" && want == "preempt/partition_prio") {
+        // idletime's own preempt plugin: partition_prio's rules plus victim order and node holds.
     } else if (h != want) {
         c.add(Severity::Mismatch, key, or_missing(h), want,
               "slurm.conf: set " + key + "=" + want + ", then scontrol reconfigure");

@@ -8,7 +8,9 @@
 #      hold the second owner's victims were notified only after the first owner ran);
 #  (b) exactly 8 victims, none twice; slurmctld logs a node hold for each owner;
 #  (c) the queued idle-time jobs never start on a held node while its victims leave one by one;
-#  (d) an owner with its own ReqNodeList (-w) is never held (it keeps Slurm's behaviour).
+#  (d) an owner with its own ReqNodeList (-w) is never held (it keeps Slurm's behaviour);
+#  (e) a victim spanning both nodes is not held for a one-node owner (a 2-node hold would make it
+#      a 2-node job: BadConstraints, never started); the owner runs on one node.
 # cluster-args: --config etc/idletime.json --extra-conf testsuite/cluster/preempt-idletime.conf
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -91,4 +93,17 @@ rc_wait_line "$(rc_out many-o "$ow")" '^started ' 120 || it_fail "owner $ow (-w 
 it_assert_eq a100-2 "$(it_job_field "$ow" ReqNodeList)" "ReqNodeList of $ow"
 ! tail -n +"$((m + 1))" "$log" | grep -q "JobId=$ow waits for its victims" || it_fail "owner $ow with its own ReqNodeList was held"
 it_cleanup_jobs || it_fail "jobs left after round 2"
+
+# (e) one idle-time job on both nodes (4 GPUs each) is the only victim of a one-node owner.
+wide=$(it_submit carol -J many-v --open-mode=append --idle-resources=only -N2 -w a100-1,a100-2 --gres=gpu:a100:4 \
+	"$RC_JOBS/probe-exec.sh" --on-notice release --save-mb 1) || it_fail "2-node victim sbatch failed"
+it_wait_state "$wide" RUNNING 120 || it_fail "2-node victim $wide never ran (Reason=$(it_job_field "$wide" Reason))"
+rc_wait_line "$(rc_out many-v "$wide")" '^ready ' 60 || it_fail "2-node victim $wide not ready"
+m=$(wc -l <"$log")
+o1=$(it_submit alice -J many-o --quota=team-a --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "alice's sbatch failed"
+rc_wait_line "$(rc_out many-o "$o1")" '^started ' 120 ||
+	it_fail "one-node owner $o1 never started (Reason=$(it_job_field "$o1" Reason), NumNodes=$(it_job_field "$o1" NumNodes))"
+it_assert_eq 1 "$(it_job_field "$o1" NumNodes)" "NumNodes of $o1"
+! tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o1 waits for its victims" || it_fail "owner $o1 was held on its 2-node victim's nodes"
+it_cleanup_jobs || it_fail "jobs left after round 3"
 it_pass

@@ -66,6 +66,16 @@ START_TEST(test_agrees) {
 }
 END_TEST
 
+START_TEST(test_preempt_idletime_agrees) {
+    // idletime's own preempt plugin is as good as partition_prio (admin guide, many owners).
+    ClusterInfo have = agreeing();
+    have.settings["PreemptType"] = "preempt/idletime";
+    std::vector<Finding> f = check_cluster(example_config(), have);
+    for (const Finding &x : f) fprintf(stderr, "unexpected: %s: %s vs %s\n", x.object.c_str(), x.have.c_str(), x.want.c_str());
+    ck_assert_uint_eq(f.size(), 0);
+}
+END_TEST
+
 START_TEST(test_each_change_found) {
     struct {
         const char *name;
@@ -145,6 +155,7 @@ Suite *make_suite() {
     Suite *s = suite_create("views_check");
     TCase *t = tcase_create("check");
     tcase_add_test(t, test_agrees);
+    tcase_add_test(t, test_preempt_idletime_agrees);
     tcase_add_test(t, test_each_change_found);
     tcase_add_test(t, test_parse_helpers);
     tcase_add_test(t, test_site_partitions_ok);
