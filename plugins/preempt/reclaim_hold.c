@@ -28,7 +28,7 @@
  * inside that partition and not excluded by the owner. */
 static bool may_hold(job_record_t *owner, job_record_t *victim)
 {
-	struct job_details *d = owner->details;
+	idletime_job_details_t *d = owner->details;
 
 	if (!d || d->req_nodes || d->features_use || owner->array_recs || owner->het_job_id ||
 	    owner->part_ptr_list || owner->resv_ptr || !owner->part_ptr || !owner->part_ptr->node_bitmap ||

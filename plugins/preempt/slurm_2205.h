@@ -7,4 +7,7 @@
 
 #include "src/slurmctld/preempt.h"
 
+/* A job's details record: `struct job_details` here, job_details_t since 23.02. */
+typedef struct job_details idletime_job_details_t;
+
 #endif

@@ -8,4 +8,7 @@
 
 #include "src/interfaces/preempt.h"
 
+/* A job's details record (`struct job_details` in 22.05). */
+typedef job_details_t idletime_job_details_t;
+
 #endif
