@@ -24,8 +24,8 @@
 #include "src/common/bitstring.h"
 
 /* Owners whose required nodes preempt/idletime may set: they name none themselves, run in one
- * partition, outside reservations and without node features, and the victim's nodes are up,
- * inside that partition and not excluded by the owner. */
+ * partition, outside reservations and without node features, and the victim's nodes are
+ * available (not down, drained or draining), inside that partition and not excluded by the owner. */
 static bool may_hold(job_record_t *owner, job_record_t *victim)
 {
 	idletime_job_details_t *d = owner->details;
@@ -35,7 +35,7 @@ static bool may_hold(job_record_t *owner, job_record_t *victim)
 	    !victim->node_bitmap)
 		return false;
 	if (!bit_super_set(victim->node_bitmap, owner->part_ptr->node_bitmap) ||
-	    !bit_super_set(victim->node_bitmap, up_node_bitmap))
+	    !bit_super_set(victim->node_bitmap, avail_node_bitmap))
 		return false;
 	return !d->exc_node_bitmap || !bit_overlap_any(victim->node_bitmap, d->exc_node_bitmap);
 }
@@ -125,7 +125,7 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 	for (size_t i = 0; i < n; i++) {
 		job_record_t *job = find_job_record(ids[i]);
 		bool pending = job && IS_JOB_PENDING(job);
-		bool up;
+		bool avail;
 
 		if (ids[i] == skip_id)
 			continue; /* inside _get_req_features: its required nodes are detached */
@@ -133,12 +133,15 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 			(void) idletime_sched_hold_keep(sched, ids[i], 0, 0, 0, now);
 			continue;
 		}
-		up = !job->details || !job->details->req_node_bitmap ||
-		     bit_super_set(job->details->req_node_bitmap, up_node_bitmap);
-		if (up && idletime_sched_hold_keep(sched, ids[i], pending, job->restart_cnt,
+		/* A drained node stays up (up_node_bitmap) but will not run the owner: a victim whose
+		 * step could not be killed drains its node ("Kill task failed"), and a hold kept while
+		 * that victim still counts as leaving would pin the owner there for up to 600 s more. */
+		avail = !job->details || !job->details->req_node_bitmap ||
+			bit_super_set(job->details->req_node_bitmap, avail_node_bitmap);
+		if (avail && idletime_sched_hold_keep(sched, ids[i], pending, job->restart_cnt,
 						   pending && victims_leaving(sched, ids[i]), now))
 			continue;
-		end_hold(sched, job, !pending ? NULL : !up ? "waits for a held node that is down" :
+		end_hold(sched, job, !pending ? NULL : !avail ? "waits for a held node that is down or drained" :
 				     "still pends and none of its victims is leaving");
 	}
 }

@@ -10,7 +10,10 @@
 #  (c) the queued idle-time jobs never start on a held node while its victims leave one by one;
 #  (d) an owner with its own ReqNodeList (-w) is never held (it keeps Slurm's behaviour);
 #  (e) a victim spanning both nodes is not held for a one-node owner (a 2-node hold would make it
-#      a 2-node job: BadConstraints, never started); the owner runs on one node.
+#      a 2-node job: BadConstraints, never started); the owner runs on one node;
+#  (f) a held node that is drained ends the hold while its victim is still in GraceTime: the owner
+#      runs where capacity frees instead of waiting for the victim to leave (a drained node is up,
+#      so a hold that checked only for down nodes kept the owner pinned to it for 70 s or more).
 # cluster-args: --config etc/idletime.json --extra-conf testsuite/cluster/preempt-idletime.conf
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -106,4 +109,38 @@ rc_wait_line "$(rc_out many-o "$o1")" '^started ' 120 ||
 it_assert_eq 1 "$(it_job_field "$o1" NumNodes)" "NumNodes of $o1"
 ! tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o1 waits for its victims" || it_fail "owner $o1 was held on its 2-node victim's nodes"
 it_cleanup_jobs || it_fail "jobs left after round 3"
+
+# (f) bob's guaranteed job fills a100-2; carol's idle-time job on a100-1 ignores its notice (it
+# leaves only at the end of GraceTime, 30 s); a queued idle-time job keeps 2 jobs in the queue, as
+# on any site, so the queue sort sweeps the holds. alice's owner is held on a100-1; then a100-1 is
+# drained and a100-2 freed.
+drained=
+trap '[ -z "$drained" ] || scontrol update nodename="$drained" state=resume >/dev/null 2>&1; it_cleanup_jobs' EXIT
+g=$(it_submit bob -J many-g --quota=team-b -w a100-2 --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "bob's sbatch failed"
+it_wait_state "$g" RUNNING 60 || it_fail "bob's job $g never ran (Reason=$(it_job_field "$g" Reason))"
+v=$(it_submit carol -J many-v --open-mode=append --idle-resources=only -w a100-1 --gres=gpu:a100:4 \
+	"$RC_JOBS/probe-exec.sh" --on-notice ignore) || it_fail "ignoring victim sbatch failed"
+it_wait_state "$v" RUNNING 60 || it_fail "victim $v never ran (Reason=$(it_job_field "$v" Reason))"
+rc_wait_line "$(rc_out many-v "$v")" '^ready ' 60 || it_fail "victim $v not ready"
+it_submit carol -J many-q --idle-resources=only -w a100-1 --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 600 >/dev/null ||
+	it_fail "queued idle-time sbatch failed"
+m=$(wc -l <"$log")
+o=$(it_submit alice -J many-o --quota=team-a --gres=gpu:a100:4 "$RC_JOBS/owner.sh" 600) || it_fail "alice's sbatch failed"
+held_on_a100_1() { tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o waits for its victims (JobId=$v first): their nodes (a100-1)"; }
+ic_poll 30 held_on_a100_1 ||
+	it_fail "owner $o was not held on a100-1 for victim $v"
+drained=a100-1
+scontrol update nodename=a100-1 state=drain reason="t-reclaim-many (f)" || it_fail "drain a100-1"
+t0=$(rc_now)
+scancel "$g" || it_fail "scancel $g"
+rc_wait_line "$(rc_out many-o "$o")" '^started ' 25 ||
+	it_fail "owner $o did not start within 25 s of a100-2 being freed while its held node a100-1 was drained (Reason=$(it_job_field "$o" Reason), ReqNodeList=$(it_job_field "$o" ReqNodeList))"
+it_assert_eq a100-2 "$(it_job_field "$o" NodeList)" "NodeList of $o"
+it_assert_eq RUNNING "$(it_job_field "$v" JobState)" "victim $v (in GraceTime) when owner $o started"
+tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o waits for a held node that is down or drained: its nodes are no longer held" ||
+	it_fail "no line says owner $o's hold ended on the drained node"
+it_info "owner started $(rc_sub "$(rc_word "$(rc_out many-o "$o")" started)" "$t0") s after a100-2 was freed, its held node drained, victim $v still in GraceTime"
+it_cleanup_jobs || it_fail "jobs left after round 4"
+scontrol update nodename=a100-1 state=resume || it_fail "resume a100-1"
+drained=
 it_pass
