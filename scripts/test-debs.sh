@@ -40,8 +40,21 @@ unshare -m --propagation private sh -euc '
 	mount -t tmpfs idletime-test-debs-usr-local /usr/local
 	ldconfig
 	# shellcheck disable=SC2086 # word lists
+	# The state directory of idletime-ft-hook goes to the SlurmUser of /etc/slurm/slurm.conf (this
+	# /etc is the overlay): first a SlurmUser that exists, then (postinst rerun) one that does not.
+	mkdir -p /etc/slurm
+	printf "ClusterName=debs\n  slurmuser = slurm # as Debian runs it\n" >/etc/slurm/slurm.conf
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $debs >/dev/null
 	echo "idletime/test-debs: installed:$pkgs"
+	owner=$(stat -c %U:%G /var/lib/idletime)
+	[ "$owner" = slurm:slurm ] || { echo "idletime/test-debs: /var/lib/idletime is $owner, not SlurmUser slurm:slurm" >&2; exit 1; }
+	rmdir /var/lib/idletime
+	echo "SlurmUser=nosuchuser-idletime" >/etc/slurm/slurm.conf
+	msg=$(/var/lib/dpkg/info/idletime.postinst configure 2>&1)
+	case $msg in *"SlurmUser '\''nosuchuser-idletime'\'' of /etc/slurm/slurm.conf is not a user"*) ;;
+		*) echo "idletime/test-debs: postinst with an unknown SlurmUser said: $msg" >&2; exit 1 ;; esac
+	[ "$(stat -c %U /var/lib/idletime)" = root ] || { echo "idletime/test-debs: unknown SlurmUser: /var/lib/idletime not root-owned" >&2; exit 1; }
+	echo "idletime/test-debs: /var/lib/idletime created for SlurmUser slurm; root-owned with a warning for an unknown SlurmUser"
 	/usr/bin/idletime --version
 	test -x /usr/sbin/idletime-exporter
 	ls /usr/lib/idletime/slurm/*.so >/dev/null
