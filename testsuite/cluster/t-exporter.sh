@@ -40,6 +40,10 @@ if ! ss -Htln 'sport = :9863' | grep -q .; then
 	socks=$(ss -Htln 'sport = :9863' | awk '{print $4}')
 	kill -TERM "$dpid"; wait "$dpid"
 	it_assert_eq "127.0.0.1:9863" "$socks" "listening sockets of the exporter without --listen"
+	# The shipped Prometheus example is a valid config that scrapes exactly that socket.
+	ex=$(dirname "$(dirname "$IT")")/share/idletime/prometheus-idletime.yml
+	"$PROMTOOL" check config "$ex" >/dev/null 2>&1 || it_fail "promtool check config $ex: $("$PROMTOOL" check config "$ex" 2>&1 | tail -n 2)"
+	grep -qF '- targets: ["127.0.0.1:9863"]' "$ex" || it_fail "$ex does not scrape 127.0.0.1:9863"
 else
 	it_fail "port 9863 is taken on this machine: $(ss -Htlnp 'sport = :9863')"
 fi
@@ -119,7 +123,7 @@ for n in $used; do
 done
 # A series filtered by quota=~"$quota" has the quota label.
 for n in $(jq -r '[.. | objects | .expr? | strings] | .[]' "$DASH" | grep -oE 'idletime_[a-z0-9_]+\{quota=~' | sed 's/{.*//' | sort -u); do
-	grep -q "^$n[{ ]" <<<"$m" || continue  # no sample now (nothing recorded yet): nothing to look at
+	grep -q "^${n}[{ ]" <<<"$m" || continue  # no sample now (nothing recorded yet): nothing to look at
 	grep -q "^$n{.*quota=\"" <<<"$m" || it_fail "dashboard filters $n by quota, which it has no label for"
 done
 it_info "dashboard: $(wc -l <<<"$used") series names, all served"
@@ -219,6 +223,9 @@ it_assert_eq "HTTP/1.1_200_OK" "$held" "a scrape while 16 silent clients hold ev
 it_info "20 concurrent scrapes: $((j1 - j0)) job loads in slurmctld"
 # --once prints the same families.
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$("$EXP" --config="$CFG" --once | grep -c '^# TYPE')" "--once families"
+# Without PrivateData=jobs an ordinary user sees every job: no warning (t-exporter-private: with it).
+werr=$(cd / && runuser -u carol -- "$EXP" --config="$CFG" --once 2>&1 >/dev/null) || it_fail "--once as carol failed: $werr"
+[ -z "$werr" ] || it_fail "carol was warned on a cluster without PrivateData: $werr"
 
 kill -TERM "$epid"
 wait "$epid"; rc=$?

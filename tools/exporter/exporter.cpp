@@ -2,6 +2,7 @@
 // state at /metrics (idletime-exporter(8)). Reads slurmctld through libslurm (the same code
 // path as `idletime quota` and `idletime jobs`); the series are src/views/metrics.cpp.
 #include <signal.h>
+#include <unistd.h>
 #include <slurm/slurm.h>
 
 #include <chrono>
@@ -139,6 +140,8 @@ int main(int argc, char **argv) {
     if (!cli::load_config(o.config, cfg, err)) return cli::bad(kProg, err);
     Catalog cat(cfg);
     slurm_init(nullptr);
+    if (const std::string w = slurmread::hidden_jobs_warning(getuid()); !w.empty())
+        std::cerr << "idletime/exporter: warning: " << w << "\n";
     if (o.once) {
         bool up = false;
         std::cout << scrape(cfg, cat, up);

@@ -181,6 +181,19 @@ bool is_operator(uint32_t uid, std::string &why) {
     return op;
 }
 
+std::string hidden_jobs_warning(uint32_t uid) {
+    slurm_conf_t *conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) return "";  // scrapes say so
+    const bool private_jobs = conf->private_data & PRIVATE_DATA_JOBS;
+    const std::string slurm_user = s(conf->slurm_user_name);
+    idletime_free_ctl_conf(conf);
+    std::string why;
+    if (!private_jobs || is_operator(uid, why)) return "";
+    return "runs as " + user_name(uid, nullptr) + " (" + why + ") and slurmctld has PrivateData=jobs: it sees only " +
+           "that user's jobs, so every quota and job metric undercounts; run it as SlurmUser (" + slurm_user +
+           ") or root, or make the user a Slurm operator (sacctmgr modify user NAME set AdminLevel=Operator)";
+}
+
 bool node_gres(const std::string &node, std::string &gres, std::string &err) {
     node_info_msg_t *msg = nullptr;
     if (slurm_load_node_single(&msg, const_cast<char *>(node.c_str()), SHOW_ALL) != SLURM_SUCCESS)

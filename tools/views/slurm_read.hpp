@@ -20,6 +20,9 @@ bool load_job(uint32_t job_id, views::JobInfo &out, std::string &err);
 // May uid see node names of jobs on shared idle capacity: root, SlurmUser, or a Slurm
 // operator/administrator (AdminLevel >= Operator in slurmdbd). why: "root", "SlurmUser", ...
 bool is_operator(uint32_t uid, std::string &why);
+// "" when uid sees every job (slurmctld has no PrivateData=jobs, or uid is root, SlurmUser or a
+// Slurm operator); else one line saying what it misses and how to fix it (idletime-exporter).
+std::string hidden_jobs_warning(uint32_t uid);
 
 // Settings, partitions, QOS limits, accounts and plugstack content of the running cluster.
 bool load_cluster(views::ClusterInfo &out, std::string &err);
