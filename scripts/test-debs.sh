@@ -57,6 +57,9 @@ unshare -m --propagation private sh -euc '
 	echo "idletime/test-debs: /var/lib/idletime created for SlurmUser slurm; root-owned with a warning for an unknown SlurmUser"
 	/usr/bin/idletime --version
 	test -x /usr/sbin/idletime-exporter
+	for u in idletime-exporter.service idletime-exporter-textfile.service idletime-exporter-textfile.timer; do
+		[ -f "/lib/systemd/system/$u" ] || [ -f "/usr/lib/systemd/system/$u" ] || { echo "idletime/test-debs: no systemd unit $u" >&2; exit 1; }
+	done
 	ls /usr/lib/idletime/slurm/*.so >/dev/null
 	PYTHONPATH= /usr/bin/python3 -I -c "import idletime, sys; assert idletime.__file__.startswith(\"/usr/lib/python3/dist-packages/\"), idletime.__file__"
 	pkg-config --exists idletime-ckpt

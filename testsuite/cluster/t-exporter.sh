@@ -223,6 +223,26 @@ it_assert_eq "HTTP/1.1_200_OK" "$held" "a scrape while 16 silent clients hold ev
 it_info "20 concurrent scrapes: $((j1 - j0)) job loads in slurmctld"
 # --once prints the same families.
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$("$EXP" --config="$CFG" --once | grep -c '^# TYPE')" "--once families"
+# --textfile: no listener; the file is replaced atomically, a symlink at its path is replaced and
+# not followed, a name node_exporter would not read is refused, a missing directory is one line.
+tdir=$IC_DIR/textfile
+rm -rf "$tdir"; mkdir -p "$tdir"
+echo keep >"$tdir/target"
+ln -s "$tdir/target" "$tdir/idletime.prom"
+terr=$("$EXP" --config="$CFG" --textfile="$tdir/idletime.prom" 2>&1) || it_fail "--textfile failed: $terr"
+[ -f "$tdir/idletime.prom" ] && [ ! -L "$tdir/idletime.prom" ] || it_fail "--textfile left $(ls -l "$tdir/idletime.prom")"
+it_assert_eq keep "$(cat "$tdir/target")" "the symlink's target after --textfile"
+it_assert_eq 644 "$(stat -c %a "$tdir/idletime.prom")" "mode of the textfile"
+"$PROMTOOL" check metrics <"$tdir/idletime.prom" >/dev/null 2>&1 || it_fail "promtool check metrics on the textfile failed"
+it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$(grep -c '^# TYPE' "$tdir/idletime.prom")" "--textfile families"
+it_assert_eq "target idletime.prom" "$(ls "$tdir" | tr '\n' ' ' | sed 's/ $//')" "files in the textfile directory (no temporary left)"
+terr=$("$EXP" --config="$CFG" --textfile="$tdir/idletime.txt" 2>&1); rc=$?
+it_assert_eq 2 "$rc" "exit status of --textfile=*.txt"
+[[ $terr == *"the file name must end in .prom"* ]] || it_fail "--textfile=*.txt said: $terr"
+terr=$("$EXP" --config="$CFG" --textfile="$tdir/none/idletime.prom" 2>&1); rc=$?
+it_assert_eq 1 "$rc" "exit status of --textfile into a missing directory"
+[[ $terr == *"cannot create $tdir/none/.idletime.prom.tmp."*"No such file or directory"* ]] || it_fail "--textfile into a missing directory said: $terr"
+
 # Without PrivateData=jobs an ordinary user sees every job: no warning (t-exporter-private: with it).
 werr=$(cd / && runuser -u carol -- "$EXP" --config="$CFG" --once 2>&1 >/dev/null) || it_fail "--once as carol failed: $werr"
 [ -z "$werr" ] || it_fail "carol was warned on a cluster without PrivateData: $werr"

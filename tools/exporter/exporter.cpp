@@ -15,6 +15,7 @@
 
 #include "core/cmdline.hpp"
 #include "tools/exporter/http_server.hpp"
+#include "tools/exporter/textfile.hpp"
 #include "tools/views/cli.hpp"
 #include "tools/views/slurm_read.hpp"
 #include "views/metrics.hpp"
@@ -25,12 +26,14 @@ using namespace idletime;
 using namespace idletime::views;
 const char *kProg = "idletime-exporter";
 const char *kUsage =
-    "Usage: idletime-exporter [--config=PATH] [--listen=[HOST:]PORT] [--once]\n"
+    "Usage: idletime-exporter [--config=PATH] [--listen=[HOST:]PORT] [--once | --textfile=FILE.prom]\n"
     "Serves idletime's quota, job and fault-tolerance metrics at http://HOST:PORT/metrics\n"
     "(Prometheus text format 0.0.4; default --listen=" "127.0.0.1:9863).\n"
     "  --config=PATH   idletime config (default $IDLETIME_CONFIG, else /etc/idletime/idletime.json)\n"
     "  --listen=ADDR   PORT, HOST:PORT or [IPV6]:PORT to listen on (HOST * = every address)\n"
     "  --once          print one scrape on stdout and exit (exit 1 when slurmctld did not answer)\n"
+    "  --textfile=FILE write one scrape to FILE (*.prom, replaced atomically) for node_exporter's\n"
+    "                  textfile collector and exit; no listener (exit 1: slurmctld or the write failed)\n"
     "See idletime-exporter(8) for every series.\n";
 constexpr const char *kDefaultListen = "127.0.0.1:9863";
 
@@ -38,7 +41,7 @@ volatile int g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
 struct Opts {
-    std::string config, listen = kDefaultListen;
+    std::string config, listen = kDefaultListen, textfile;
     bool once = false;
 };
 
@@ -53,13 +56,17 @@ int parse(int argc, char **argv, Opts &o, bool &done) {
         else if (cli::option(args, i, "--config", v)) {
             if (v.empty()) return cli::bad(kProg, "--config needs a path");
             o.config = v;
+        } else if (cli::option(args, i, "--textfile", v)) {
+            if (const std::string e = exporter::textfile_path_error(v); !e.empty()) return cli::bad(kProg, e);
+            o.textfile = v;
+            o.once = true;
         } else if (cli::option(args, i, "--listen", v)) {
             if (v.empty()) return cli::bad(kProg, "--listen needs PORT, HOST:PORT or [IPV6]:PORT");
             o.listen = v;
         } else if (args[i].size() > 1 && args[i][0] == '-')
             return cmdline::unknown_option(kProg, args[i], kUsage);
         else
-            return cli::bad(kProg, "unexpected argument \"" + args[i] + "\" (allowed: --config, --listen, --once)");
+            return cli::bad(kProg, "unexpected argument \"" + args[i] + "\" (allowed: --config, --listen, --once, --textfile)");
     }
     return 0;
 }
@@ -144,9 +151,15 @@ int main(int argc, char **argv) {
         std::cerr << "idletime/exporter: warning: " << w << "\n";
     if (o.once) {
         bool up = false;
-        std::cout << scrape(cfg, cat, up);
+        const std::string text = scrape(cfg, cat, up);
         slurm_fini();
-        return std::cout.flush() && up ? 0 : 1;
+        if (o.textfile.empty()) return std::cout << text && std::cout.flush() && up ? 0 : 1;
+        // Written also when slurmctld did not answer: idletime_up 0 reaches Prometheus.
+        if (!exporter::write_textfile(o.textfile, text, err)) {
+            std::cerr << "idletime/exporter: " << err << "\n";
+            return 1;
+        }
+        return up ? 0 : 1;
     }
     exporter::HttpServer server;
     if (!server.bind(o.listen, err)) return cli::bad(kProg, err);
