@@ -235,7 +235,7 @@ it_assert_eq keep "$(cat "$tdir/target")" "the symlink's target after --textfile
 it_assert_eq 644 "$(stat -c %a "$tdir/idletime.prom")" "mode of the textfile"
 "$PROMTOOL" check metrics <"$tdir/idletime.prom" >/dev/null 2>&1 || it_fail "promtool check metrics on the textfile failed"
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$(grep -c '^# TYPE' "$tdir/idletime.prom")" "--textfile families"
-it_assert_eq "target idletime.prom" "$(ls "$tdir" | tr '\n' ' ' | sed 's/ $//')" "files in the textfile directory (no temporary left)"
+it_assert_eq "target idletime.prom" "$(ls -A "$tdir" | tr '\n' ' ' | sed 's/ $//')" "files in the textfile directory (no temporary left)"
 terr=$("$EXP" --config="$CFG" --textfile="$tdir/idletime.txt" 2>&1); rc=$?
 it_assert_eq 2 "$rc" "exit status of --textfile=*.txt"
 [[ $terr == *"the file name must end in .prom"* ]] || it_fail "--textfile=*.txt said: $terr"
