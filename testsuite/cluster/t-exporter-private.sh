@@ -28,7 +28,7 @@ metric() {
 err=$IC_DIR/exporter-private.err
 out=$("$EXP" --config="$CFG" --once 2>"$err") || it_fail "exporter --once as root failed: $(cat "$err")"
 [ ! -s "$err" ] || it_fail "root was warned: $(cat "$err")"
-it_assert_eq 2 "$(metric idletime_slurm_jobs <<<"$out")" "jobs seen by root"
+root_jobs=$(metric idletime_slurm_jobs <<<"$out")  # also ended jobs slurmctld still holds (MinJobAge)
 it_assert_eq 1 "$(metric idletime_quota_guaranteed_running_jobs team-a <<<"$out")" "team-a running jobs seen by root"
 
 out=$(cd / && runuser -u carol -- "$EXP" --config="$CFG" --once 2>"$err") || it_fail "exporter --once as carol failed: $(cat "$err")"
@@ -37,7 +37,9 @@ want="idletime/exporter: warning: runs as carol (ordinary user) and slurmctld ha
 grep -qF "$want" "$err" || it_fail "no warning for carol: $(cat "$err")"
 grep -qF "run it as SlurmUser ($(scontrol show config | awk '$1 == "SlurmUser" { sub(/\(.*/, "", $3); print $3 }')) or root" "$err" ||
 	it_fail "the warning does not name SlurmUser: $(cat "$err")"
-it_assert_eq 1 "$(metric idletime_slurm_jobs <<<"$out")" "jobs seen by carol (PrivateData hides alice's)"
+carol_jobs=$(metric idletime_slurm_jobs <<<"$out")
+[ -n "$carol_jobs" ] && [ "$carol_jobs" -ge 1 ] && [ "$carol_jobs" -lt "$root_jobs" ] ||
+	it_fail "carol sees $carol_jobs jobs, root $root_jobs: PrivateData=jobs should hide alice's from carol"
 it_assert_eq 0 "$(metric idletime_quota_guaranteed_running_jobs team-a <<<"$out")" "team-a running jobs seen by carol"
-it_info "root sees 2 jobs, carol 1 and is warned: $(cat "$err")"
+it_info "root sees $root_jobs jobs, carol $carol_jobs and is warned: $(cat "$err")"
 it_pass
