@@ -15,6 +15,10 @@ if dpkg -L idletime >/dev/null 2>&1 && [ ! -e /var/lib/idletime/ft-hook-wake ]; 
 	mkdir -p /var/lib/idletime/ft-hook-wake && echo '{}' >/var/lib/idletime/ft-hook-last-good.json
 	touch /var/lib/idletime/ft-hook-wake/12345
 fi
+# ... and the textfile unit's scrape (systemd's StateDirectory, made here as systemd would).
+if dpkg -L idletime >/dev/null 2>&1 && [ ! -e /var/lib/idletime-exporter ]; then
+	mkdir -p /var/lib/idletime-exporter && echo 'idletime_up 1' >/var/lib/idletime-exporter/idletime.prom
+fi
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "$@" >/dev/null
 left=0
 for p in "$@"; do
@@ -32,7 +36,7 @@ while IFS= read -r f; do
 	echo "idletime/test-purge: left behind: $f"; left=1
 done <"$list"
 # Paths that only idletime uses must be gone as a whole (also files made at run time, e.g. .pyc).
-for d in /var/lib/idletime /usr/lib/idletime /usr/libexec/idletime /usr/share/idletime /usr/include/idletime \
+for d in /var/lib/idletime /var/lib/idletime-exporter /usr/lib/idletime /usr/libexec/idletime /usr/share/idletime /usr/include/idletime \
 	/usr/lib/python3/dist-packages/idletime; do
 	[ ! -e "$d" ] || { echo "idletime/test-purge: left behind: $d ($(find "$d" | head -3 | tr '\n' ' '))"; left=1; }
 done

@@ -23,9 +23,27 @@
 
 #include "src/common/bitstring.h"
 
+/* Whether every node of bitmap may run the owner soon: up, not drained or draining, not failed.
+ * Not avail_node_bitmap: Slurm also clears it for a node that missed one reply (NO_RESPOND, until
+ * its next answer) or is powering up, and a loaded slurmd misses replies exactly while its victims
+ * release; ending the hold then would hand their GPUs back to the queue. */
+static bool nodes_usable(bitstr_t *bitmap)
+{
+	bitoff_t first = bit_ffs(bitmap), last = bit_fls(bitmap);
+
+	if (!bit_super_set(bitmap, up_node_bitmap))
+		return false;
+	for (bitoff_t i = first; first >= 0 && i <= last && i < node_record_count; i++) {
+		node_record_t *node = bit_test(bitmap, i) ? node_record_table_ptr[i] : NULL;
+		if (node && (IS_NODE_DRAIN(node) || IS_NODE_FAIL(node)))
+			return false;
+	}
+	return true;
+}
+
 /* Owners whose required nodes preempt/idletime may set: they name none themselves, run in one
- * partition, outside reservations and without node features, and the victim's nodes are
- * available (not down, drained or draining), inside that partition and not excluded by the owner. */
+ * partition, outside reservations and without node features, and the victim's nodes are usable
+ * (nodes_usable), inside that partition and not excluded by the owner. */
 static bool may_hold(job_record_t *owner, job_record_t *victim)
 {
 	idletime_job_details_t *d = owner->details;
@@ -35,7 +53,7 @@ static bool may_hold(job_record_t *owner, job_record_t *victim)
 	    !victim->node_bitmap)
 		return false;
 	if (!bit_super_set(victim->node_bitmap, owner->part_ptr->node_bitmap) ||
-	    !bit_super_set(victim->node_bitmap, avail_node_bitmap))
+	    !nodes_usable(victim->node_bitmap))
 		return false;
 	return !d->exc_node_bitmap || !bit_overlap_any(victim->node_bitmap, d->exc_node_bitmap);
 }
@@ -125,7 +143,7 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 	for (size_t i = 0; i < n; i++) {
 		job_record_t *job = find_job_record(ids[i]);
 		bool pending = job && IS_JOB_PENDING(job);
-		bool avail;
+		bool usable;
 
 		if (ids[i] == skip_id)
 			continue; /* inside _get_req_features: its required nodes are detached */
@@ -136,12 +154,12 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 		/* A drained node stays up (up_node_bitmap) but will not run the owner: a victim whose
 		 * step could not be killed drains its node ("Kill task failed"), and a hold kept while
 		 * that victim still counts as leaving would pin the owner there for up to 600 s more. */
-		avail = !job->details || !job->details->req_node_bitmap ||
-			bit_super_set(job->details->req_node_bitmap, avail_node_bitmap);
-		if (avail && idletime_sched_hold_keep(sched, ids[i], pending, job->restart_cnt,
+		usable = !job->details || !job->details->req_node_bitmap ||
+			nodes_usable(job->details->req_node_bitmap);
+		if (usable && idletime_sched_hold_keep(sched, ids[i], pending, job->restart_cnt,
 						   pending && victims_leaving(sched, ids[i]), now))
 			continue;
-		end_hold(sched, job, !pending ? NULL : !avail ? "waits for a held node that is down or drained" :
+		end_hold(sched, job, !pending ? NULL : !usable ? "waits for a held node that is down, drained or failed" :
 				     "still pends and none of its victims is leaving");
 	}
 }

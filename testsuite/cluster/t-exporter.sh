@@ -43,7 +43,7 @@ if ! ss -Htln 'sport = :9863' | grep -q .; then
 	# The shipped Prometheus example is a valid config that scrapes exactly that socket.
 	ex=$(dirname "$(dirname "$IT")")/share/idletime/prometheus-idletime.yml
 	"$PROMTOOL" check config "$ex" >/dev/null 2>&1 || it_fail "promtool check config $ex: $("$PROMTOOL" check config "$ex" 2>&1 | tail -n 2)"
-	grep -qF '- targets: ["127.0.0.1:9863"]' "$ex" || it_fail "$ex does not scrape 127.0.0.1:9863"
+	grep -qF -e '- targets: ["127.0.0.1:9863"]' "$ex" || it_fail "$ex does not scrape 127.0.0.1:9863"
 else
 	it_fail "port 9863 is taken on this machine: $(ss -Htlnp 'sport = :9863')"
 fi
@@ -235,13 +235,16 @@ it_assert_eq keep "$(cat "$tdir/target")" "the symlink's target after --textfile
 it_assert_eq 644 "$(stat -c %a "$tdir/idletime.prom")" "mode of the textfile"
 "$PROMTOOL" check metrics <"$tdir/idletime.prom" >/dev/null 2>&1 || it_fail "promtool check metrics on the textfile failed"
 it_assert_eq "$(grep -c '^# TYPE' <<<"$m")" "$(grep -c '^# TYPE' "$tdir/idletime.prom")" "--textfile families"
-it_assert_eq "target idletime.prom" "$(ls -A "$tdir" | tr '\n' ' ' | sed 's/ $//')" "files in the textfile directory (no temporary left)"
+it_assert_eq "idletime.prom target" "$(ls -A "$tdir" | tr '\n' ' ' | sed 's/ $//')" "files in the textfile directory (no temporary left)"
 terr=$("$EXP" --config="$CFG" --textfile="$tdir/idletime.txt" 2>&1); rc=$?
 it_assert_eq 2 "$rc" "exit status of --textfile=*.txt"
 [[ $terr == *"the file name must end in .prom"* ]] || it_fail "--textfile=*.txt said: $terr"
+terr=$("$EXP" --config="$CFG" --listen=9999 --textfile="$tdir/idletime.prom" 2>&1); rc=$?
+it_assert_eq 2 "$rc" "exit status of --textfile with --listen"
+[[ $terr == *"--textfile writes a file and listens nowhere: drop --listen"* ]] || it_fail "--textfile with --listen said: $terr"
 terr=$("$EXP" --config="$CFG" --textfile="$tdir/none/idletime.prom" 2>&1); rc=$?
 it_assert_eq 1 "$rc" "exit status of --textfile into a missing directory"
-[[ $terr == *"cannot create $tdir/none/.idletime.prom.tmp."*"No such file or directory"* ]] || it_fail "--textfile into a missing directory said: $terr"
+[[ $terr == *"cannot create a temporary file in $tdir/none: No such file or directory"* ]] || it_fail "--textfile into a missing directory said: $terr"
 
 # Without PrivateData=jobs an ordinary user sees every job: no warning (t-exporter-private: with it).
 werr=$(cd / && runuser -u carol -- "$EXP" --config="$CFG" --once 2>&1 >/dev/null) || it_fail "--once as carol failed: $werr"

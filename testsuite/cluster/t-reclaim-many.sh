@@ -137,7 +137,7 @@ rc_wait_line "$(rc_out many-o "$o")" '^started ' 25 ||
 	it_fail "owner $o did not start within 25 s of a100-2 being freed while its held node a100-1 was drained (Reason=$(it_job_field "$o" Reason), ReqNodeList=$(it_job_field "$o" ReqNodeList))"
 it_assert_eq a100-2 "$(it_job_field "$o" NodeList)" "NodeList of $o"
 it_assert_eq RUNNING "$(it_job_field "$v" JobState)" "victim $v (in GraceTime) when owner $o started"
-tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o waits for a held node that is down or drained: its nodes are no longer held" ||
+tail -n +"$((m + 1))" "$log" | grep -q "JobId=$o waits for a held node that is down, drained or failed: its nodes are no longer held" ||
 	it_fail "no line says owner $o's hold ended on the drained node"
 it_info "owner started $(rc_sub "$(rc_word "$(rc_out many-o "$o")" started)" "$t0") s after a100-2 was freed, its held node drained, victim $v still in GraceTime"
 it_cleanup_jobs || it_fail "jobs left after round 4"

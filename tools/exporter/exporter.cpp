@@ -47,6 +47,7 @@ struct Opts {
 
 int parse(int argc, char **argv, Opts &o, bool &done) {
     std::vector<std::string> args(argv + 1, argv + argc);
+    bool listen_given = false;
     done = false;
     for (size_t i = 0; i < args.size(); i++) {
         std::string v;
@@ -63,11 +64,14 @@ int parse(int argc, char **argv, Opts &o, bool &done) {
         } else if (cli::option(args, i, "--listen", v)) {
             if (v.empty()) return cli::bad(kProg, "--listen needs PORT, HOST:PORT or [IPV6]:PORT");
             o.listen = v;
+            listen_given = true;
         } else if (args[i].size() > 1 && args[i][0] == '-')
             return cmdline::unknown_option(kProg, args[i], kUsage);
         else
             return cli::bad(kProg, "unexpected argument \"" + args[i] + "\" (allowed: --config, --listen, --once, --textfile)");
     }
+    if (listen_given && !o.textfile.empty())
+        return cli::bad(kProg, "--textfile writes a file and listens nowhere: drop --listen");
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "tools/exporter/textfile.hpp"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,15 +43,17 @@ std::string textfile_path_error(const std::string &path) {
 bool write_textfile(const std::string &path, const std::string &text, std::string &err) {
     const size_t slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-    const std::string tmp = dir + "/." + base_name(path) + ".tmp." + std::to_string(getpid());
-    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return err = "cannot create " + tmp + ": " + strerror(errno), false;
+    // An unpredictable name (mkostemp: O_EXCL, 0600): nobody who can write the directory can
+    // plant a file or symlink there in advance.
+    std::string tmp = dir + "/." + base_name(path) + ".tmp.XXXXXX";
+    int fd = mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return err = "cannot create a temporary file in " + dir + ": " + strerror(errno), false;
     bool ok = fchmod(fd, 0644) == 0 && write_all(fd, text) && fsync(fd) == 0;
-    const int saved = errno;
-    ok = close(fd) == 0 && ok;
+    int saved = errno;
+    if (close(fd) != 0 && ok) ok = false, saved = errno;
     if (ok && rename(tmp.c_str(), path.c_str()) == 0) return true;
-    err = std::string(ok ? "cannot rename " + tmp + " to " + path : "cannot write " + tmp) + ": " +
-          strerror(ok ? errno : saved);
+    if (ok) saved = errno;
+    err = std::string(ok ? "cannot rename " + tmp + " to " + path : "cannot write " + tmp) + ": " + strerror(saved);
     unlink(tmp.c_str());
     return false;
 }
