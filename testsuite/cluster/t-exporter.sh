@@ -246,7 +246,7 @@ terr=$("$EXP" --config="$CFG" --textfile="$tdir/none/idletime.prom" 2>&1); rc=$?
 it_assert_eq 1 "$rc" "exit status of --textfile into a missing directory"
 [[ $terr == *"cannot create a temporary file in $tdir/none: No such file or directory"* ]] || it_fail "--textfile into a missing directory said: $terr"
 
-# Without PrivateData=jobs an ordinary user sees every job: no warning (t-exporter-private: with it).
+# Without PrivateData=jobs an ordinary user sees every job: no warning (t-private-data-exporter: with it).
 werr=$(cd / && runuser -u carol -- "$EXP" --config="$CFG" --once 2>&1 >/dev/null) || it_fail "--once as carol failed: $werr"
 [ -z "$werr" ] || it_fail "carol was warned on a cluster without PrivateData: $werr"
 
