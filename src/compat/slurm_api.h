@@ -27,6 +27,14 @@ typedef ListIterator idletime_list_itr_t;
 static inline int idletime_slurm_errno(void) { return slurm_get_errno(); }
 #endif
 
+/* slurm_get_statistics()'s reply (sdiag): libslurm exports its free function in every supported
+ * release, but slurm.h does not declare it. */
+#ifdef __cplusplus
+extern "C"
+#endif
+void slurm_free_stats_response_msg(stats_info_response_msg_t *msg);
+static inline void idletime_free_stats(stats_info_response_msg_t *m) { slurm_free_stats_response_msg(m); }
+
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
 static inline slurm_step_id_t idletime_job_step_id(uint32_t job_id)
 {

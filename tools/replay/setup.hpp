@@ -4,6 +4,7 @@
 #include "options.hpp"
 #include "runner.hpp"
 
+#include <ostream>
 #include <string>
 
 namespace idletime::replay {
@@ -27,7 +28,11 @@ void start_cluster(const Options &o, const ConfigPlan &plan, const std::string &
 void check_plugins(const Options &o, const ConfigPlan &plan);
 // Gives root an association with every quota account; refuses when other jobs are active
 // (unless --allow-foreign-jobs). Throws std::runtime_error.
+// Then waits for slurmctld's first scheduling pass (wait_first_schedule).
 void prepare_cluster(const Options &o, const JobStream &js);
+// Returns once slurmctld has run a scheduling pass (sdiag's Total cycles > 0), so that time 0 of
+// a replay is not spent waiting for it; throws std::runtime_error after timeout_s.
+void wait_first_schedule(std::ostream &out, double timeout_s = 60);
 // Throws when jobs of others are pending or running (unless --allow-foreign-jobs); a cluster
 // that does not answer counts as idle.
 void refuse_if_busy(const Options &o);

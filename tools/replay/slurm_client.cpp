@@ -43,6 +43,18 @@ CtldPlugins load_ctld_plugins()
     return p;
 }
 
+uint32_t schedule_cycles()
+{
+    stats_info_request_msg_t req{};
+    req.command_id = STAT_COMMAND_GET;
+    stats_info_response_msg_t *st = nullptr;
+    if (slurm_get_statistics(&st, &req) != SLURM_SUCCESS || !st)
+        throw SlurmError(std::string("slurm_get_statistics: ") + slurm_strerror(idletime_slurm_errno()));
+    uint32_t n = st->schedule_cycle_counter;
+    idletime_free_stats(st);
+    return n;
+}
+
 uint32_t submit_job(const SubmitSpec &s)
 {
     job_desc_msg_t d;

@@ -59,6 +59,9 @@ struct CtldPlugins {
     std::string preempt_type, priority_type, job_submit;  // "" when unset
 };
 CtldPlugins load_ctld_plugins();  // throws SlurmError
+// Main scheduling cycles slurmctld has run since it started (sdiag's "Total cycles"): 0 until its
+// first pass, which comes about 3 s after a restart whatever is submitted meanwhile. Throws SlurmError.
+uint32_t schedule_cycles();
 
 bool job_state_active(const JobView &v);   // pending, running or completing
 bool job_state_running(const JobView &v);
