@@ -12,8 +12,8 @@ echo "idletime/test-purge: $(wc -l <"$list") paths installed by: $*"
 # State idletime-ft-hook keeps at its default paths (the cluster tests give it others): made here
 # as the hook makes it, so the purge must remove it.
 if dpkg -L idletime >/dev/null 2>&1 && [ ! -e /var/lib/idletime/ft-hook-wake ]; then
-	mkdir -p /var/lib/idletime/ft-hook-wake && echo '{}' >/var/lib/idletime/ft-hook-last-good.json
-	touch /var/lib/idletime/ft-hook-wake/12345
+	mkdir -p /var/lib/idletime/ft-hook-wake /var/lib/idletime/ft-hook-wake.jobs && echo '{}' >/var/lib/idletime/ft-hook-last-good.json
+	touch /var/lib/idletime/ft-hook-wake/12345 /var/lib/idletime/ft-hook-wake.jobs/12345
 fi
 # ... and the textfile unit's scrape (systemd's StateDirectory, made here as systemd would).
 if dpkg -L idletime >/dev/null 2>&1 && [ ! -e /var/lib/idletime-exporter ]; then

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "hook/waker.hpp"
 #include "hook/pass_gate.hpp"
 #include "hook/preemptor.hpp"
+#include "hook/journal.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
@@ -68,6 +70,7 @@ struct Options {
     std::string wake_dir;  // "" = next to last_good (see wake_spool())
     uint32_t job_id = 0;
     bool foreground = false;
+    bool recover = false;  // --recover: finish the work of hooks that were stopped, then exit
     int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
     int snapshot_s = 5;  // foreground: how long to try to load the job before detaching
     int accounting_s = 20;  // the job's end record reaches slurmdbd within seconds
@@ -469,7 +472,6 @@ void wake_scheduler(uint32_t id, int wait_s, const std::string &wake_dir) {
 }
 
 int run(const Options &o, slurmjob::Job &job) {
-    job.snap.env_overrides = env_overrides();
     std::vector<std::string> parts;  // the partitions the config renders; empty = unknown
     IdleSettings idle;  // defaults when no config loads
     const FtSettings site = site_settings(o.config, o.last_good, parts, idle);
@@ -530,14 +532,73 @@ int run(const Options &o, slurmjob::Job &job) {
     return ok ? 0 : 1;
 }
 
+// The journal of hooks in flight (journal.hpp): next to the wake spool, like its .pass and .started.
+std::string journal_dir(const Options &o) { return wake_spool(o) + ".jobs"; }
+
+// Before detaching: an entry that outlives this process if it is killed (security.md R5).
+void journal_begin(const Options &o, const slurmjob::Job &job, bool have, hook::JournalEntry &entry) {
+    hook::InFlight e;
+    e.job = o.job_id;
+    const char *rc = getenv("SLURM_JOB_RESTART_COUNT");
+    uint32_t env_run = 0;
+    e.restart_cnt = have ? job.snap.restart_cnt : rc && parse_u32(rc, env_run) ? env_run : 0;
+    e.written = time(nullptr);
+    e.overrides = env_overrides();
+    std::string err;
+    if (!hook::journal_begin(journal_dir(o), e, entry, err))
+        logf("job %u: no journal entry (%s): if this hook is stopped mid-way, no other finishes its work",
+             o.job_id, err.c_str());
+}
+
+// The work a stopped hook left: only for a job that has ended and not run since (a finished job's
+// record is stable, and judging it twice is a no-op: ft::judge keeps the run it judged). A job
+// that Slurm requeued meanwhile has moved on: its next run's end is judged as usual.
+void recover_one(const Options &base, const hook::InFlight &e) {
+    Options o = base;
+    o.job_id = e.job;
+    slurmjob::Job job;
+    if (!retry("job load", e.job, 60, [&](std::string &err) { return slurmjob::load(e.job, job, err); })) {
+        logf("job %u: its hook stopped before it had finished, and the job cannot be loaded: nothing "
+             "recovered", e.job);
+        return;
+    }
+    const bool ended = !job.pending && !job.completing && job.snap.end != ft::JobEnd::Other && !job.snap.requeued;
+    if (!ended || job.snap.restart_cnt != e.restart_cnt) {
+        logf("job %u: its hook stopped before it had finished run %u, and the job has moved on (%s, "
+             "restart count %u): that run's record is not stored; Slurm's requeue stands", e.job,
+             e.restart_cnt, job.pending ? "pending" : job.completing ? "completing" : "running",
+             job.snap.restart_cnt);
+        return;
+    }
+    logf("job %u: finishing the work its hook left when it was stopped (slurmctld restarted under it?)", e.job);
+    job.snap.env_overrides = e.overrides;
+    std::string err;
+    if (!slurmjob::failed_nodes(job.snap.nodes, job.snap.failed_nodes, err))
+        logf("job %u: node states unknown (%s): no node failure detection", e.job, err.c_str());
+    retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
+    run(o, job);
+}
+
+// At most max entries of stopped hooks, oldest first; entries older than a day are dropped.
+size_t recover_orphans(const Options &o, size_t max) {
+    return hook::journal_orphans(
+        journal_dir(o), max, 86400, time(nullptr), [&](const hook::InFlight &e) { recover_one(o, e); },
+        [&](const std::string &name, const std::string &why) {
+            logf("journal %s/%s: %s", journal_dir(o).c_str(), name.c_str(), why.c_str());
+        });
+}
+
 const char *kUsage =
     "Usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--wake-dir DIR] [--log FILE] [--job ID]\n"
     "       [--foreground]\n"
+    "       idletime-ft-hook --recover [--config FILE] [--last-good FILE] [--wake-dir DIR] [--log FILE]\n"
     "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
     "  --last-good: copy of the last config that loaded (default " IDLETIME_DEFAULT_LAST_GOOD ";\n"
     "  \"\" = none), used while the config is unreadable or invalid.\n"
     "  --wake-dir: spool of backoff wake-ups, served by one hook process at a time\n"
     "  (default: ft-hook-wake next to --last-good).\n"
+    "  --recover: finish the work of hooks that were stopped mid-way (their entries in the\n"
+    "  journal DIR.jobs next to --wake-dir; every hook also does it after its own job), then exit.\n"
     "  --help, --version\n"
     "Exit status: 0 done (or detached), 1 failure, 2 bad input.\n";
 
@@ -550,11 +611,13 @@ bool parse_args(int argc, char **argv, Options &o) {
                                       {"wake-dir", required_argument, nullptr, 'w'},
                                       {"job", required_argument, nullptr, 'j'},
                                       {"foreground", no_argument, nullptr, 'f'},
+                                      {"recover", no_argument, nullptr, 'r'},
                                       {"help", no_argument, nullptr, 'h'},
                                       {"version", no_argument, nullptr, 'V'},
                                       {nullptr, 0, nullptr, 0}};
     int c;
     const char *job = getenv("SLURM_JOB_ID");
+    bool job_given = false;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":c:l:g:w:j:fh", longopts, nullptr)) != -1) {
         switch (c) {
@@ -562,8 +625,9 @@ bool parse_args(int argc, char **argv, Options &o) {
         case 'l': o.log = optarg; break;
         case 'g': o.last_good = optarg; break;
         case 'w': o.wake_dir = optarg; break;
-        case 'j': job = optarg; break;
+        case 'j': job = optarg; job_given = true; break;
         case 'f': o.foreground = true; break;
+        case 'r': o.recover = true; break;
         case 'h': exit(cmdline::help(kUsage));
         case 'V': exit(cmdline::version(kProg));
         case ':':
@@ -578,6 +642,12 @@ bool parse_args(int argc, char **argv, Options &o) {
                 cmdline::synopsis(kUsage).c_str());
         return false;
     }
+    if (o.recover && (job_given || o.foreground)) {
+        fprintf(stderr, "%s: --recover works on the journal, not on one job: --job and --foreground "
+                        "are not allowed with it\n", kProg);
+        return false;
+    }
+    if (o.recover) return true;  // no job of its own
     if (!job || !parse_u32(job, o.job_id)) {
         fprintf(stderr, "idletime/ft-hook: invalid job id \"%s\" (allowed: --job or $SLURM_JOB_ID, "
                         "a positive number)\n", job ? job : "");
@@ -617,16 +687,38 @@ int main(int argc, char **argv) {
         return 1;
     }
     slurmjob::init();
+    if (o.recover) {
+        try {
+            const size_t n = recover_orphans(o, SIZE_MAX);
+            printf("%s: %zu stopped hook(s) recovered from %s\n", kProg, n, journal_dir(o).c_str());
+            return 0;
+        } catch (const std::exception &e) {
+            logf("recover: internal error: %s", e.what());
+            return 1;
+        }
+    }
+    hook::JournalEntry entry;
+    struct EndEntry {
+        hook::JournalEntry &e;
+        ~EndEntry() { hook::journal_end(e); }
+    } end_entry{entry};
     try {
         slurmjob::Job job;
         const bool have = snapshot(o.job_id, o.snapshot_s, job);
-        if (!o.foreground) detach();
+        if (!o.foreground) {
+            journal_begin(o, job, have, entry);
+            detach();
+        }
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
+        job.snap.env_overrides = env_overrides();
         // Checkpoint directories of ended jobs (the job's owner as slurmctld reports it).
         retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
         const int rc = run(o, job);
         // A run that ended for good freed its resources: pending jobs may start now.
         if (!o.foreground && !job.snap.requeued) wake_scheduler(o.job_id, 60, wake_spool(o));
+        hook::journal_end(entry);
+        // Then the work of hooks that were stopped mid-way (a few: this process is one job's).
+        if (!o.foreground) recover_orphans(o, 4);
         return rc;
     } catch (const std::exception &e) {
         logf("job %u: internal error: %s", o.job_id, e.what());

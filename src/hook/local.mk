@@ -7,7 +7,8 @@ src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 sbin_PROGRAMS += src/hook/idletime-ft-hook
 src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
 	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp \
-	src/hook/pass_gate.hpp src/hook/pass_gate.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp
+	src/hook/pass_gate.hpp src/hook/pass_gate.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp \
+	src/hook/journal.hpp src/hook/journal.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"' \
@@ -28,6 +29,13 @@ TESTS += src/hook/test_waker
 src_hook_test_waker_SOURCES = src/hook/test_waker.cpp src/hook/waker.hpp src/hook/waker.cpp
 src_hook_test_waker_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_waker_LDADD = $(CHECK_LIBS)
+
+# The in-flight journal: work of a hook killed mid-way is finished by the next (security.md R5).
+check_PROGRAMS += src/hook/test_journal
+TESTS += src/hook/test_journal
+src_hook_test_journal_SOURCES = src/hook/test_journal.cpp src/hook/journal.hpp src/hook/journal.cpp
+src_hook_test_journal_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+src_hook_test_journal_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
 
 # When a preempted run's requeue hold is lifted (issue 14).
 check_PROGRAMS += src/hook/test_resume

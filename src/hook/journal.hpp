@@ -1,0 +1,52 @@
+// The hook's in-flight journal (security.md R5). The detached part of idletime-ft-hook can be
+// killed before it has finished: `systemctl restart slurmctld` stops every process of the unit's
+// cgroup, and the detached hooks are in it. A job whose failed run was to be requeued then stayed
+// FAILED. So before it detaches, each hook leaves one entry per job in a journal directory,
+// locked (flock) for as long as some process works on it, and removes it when done. An entry
+// whose lock can be taken belongs to a hook that died: the next hook (any job's end) or
+// `idletime-ft-hook --recover` finishes its work. Entries hold only what the epilog
+// environment gave that hook; everything else is read again from slurmctld.
+#pragma once
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace idletime::hook {
+
+struct InFlight {
+    uint32_t job = 0;
+    uint32_t restart_cnt = 0;  // Slurm's restart count when the run ended (the hook's snapshot)
+    int64_t written = 0;       // when the entry was written (epoch seconds)
+    std::map<std::string, std::string> overrides;  // per-job options from the epilog environment
+};
+
+// One entry being worked on: its lock lives in the open file, which a fork inherits.
+struct JournalEntry {
+    std::string path;
+    int fd = -1;
+};
+
+// Creates dir (mode 0700) if needed and writes the entry for e.job, locked, atomically (a
+// temporary file renamed into place: a reader sees a whole, locked entry or none). A previous
+// entry of the same job is replaced. false with err.
+bool journal_begin(const std::string &dir, const InFlight &e, JournalEntry &out, std::string &err);
+// The work is done: removes the entry, then releases the lock. Safe on an empty JournalEntry.
+void journal_end(JournalEntry &e);
+
+// Why an entry was dropped without being handed to the caller.
+using DropFn = std::function<void(const std::string &name, const std::string &why)>;
+// Entries whose writer is gone (their lock is free), oldest first, at most max of them: for each,
+// takes its lock, calls fn, then removes it (whatever fn did; fn logs what it could not do).
+// Entries older than max_age_s, malformed ones and anything that is not a regular file are
+// removed and reported to drop. Returns how many were handed to fn.
+size_t journal_orphans(const std::string &dir, size_t max, int64_t max_age_s, time_t now,
+                       const std::function<void(const InFlight &)> &fn, const DropFn &drop);
+
+// Text of an entry and back (JSON object: job, run, written, options). Parse is strict: false
+// with err for anything else.
+std::string journal_encode(const InFlight &e);
+bool journal_decode(const std::string &text, InFlight &e, std::string &err);
+
+}  // namespace idletime::hook

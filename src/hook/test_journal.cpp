@@ -1,0 +1,201 @@
+// Check suite: the hook's in-flight journal (security.md R5): an entry held by a live process is
+// left alone, the entry of a process that died is handed over once, with its options, and
+// removed; a finished entry is gone; stale, malformed, misnamed, oversized, symlinked and
+// non-file entries are removed, never followed or handed over.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hook/journal.hpp"
+
+#include <check.h>  // last: it defines a fail() macro
+
+using namespace idletime::hook;
+
+namespace {
+
+std::string fresh_dir() {
+    char tmpl[] = "/tmp/idletime-journal-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return std::string(d) + "/jobs";
+}
+
+InFlight entry(uint32_t job, uint32_t run = 2) {
+    InFlight e;
+    e.job = job;
+    e.restart_cnt = run;
+    e.written = time(nullptr);
+    e.overrides = {{"max_restarts", "1"}, {"ft_policy", "never"}};
+    return e;
+}
+
+struct Seen {
+    std::vector<InFlight> handed;
+    std::vector<std::string> dropped;
+};
+
+size_t sweep(const std::string &dir, Seen &seen, size_t max = 100) {
+    return journal_orphans(
+        dir, max, 86400, time(nullptr), [&](const InFlight &e) { seen.handed.push_back(e); },
+        [&](const std::string &name, const std::string &why) { seen.dropped.push_back(name + ": " + why); });
+}
+
+bool exists(const std::string &p) {
+    struct stat st{};
+    return lstat(p.c_str(), &st) == 0;
+}
+
+START_TEST(live_left_dead_handed_once) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    JournalEntry mine;
+    ck_assert_msg(journal_begin(dir, entry(11), mine, err), "%s", err.c_str());
+    // A hook that dies with its entry (killed by a restart of slurmctld's unit).
+    pid_t pid = fork();
+    if (pid == 0) {
+        JournalEntry e;
+        _exit(journal_begin(dir, entry(12, 5), e, err) ? 0 : 1);  // no journal_end
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    Seen seen;
+    ck_assert_uint_eq(sweep(dir, seen), 1);
+    ck_assert_uint_eq(seen.handed.size(), 1);
+    ck_assert_uint_eq(seen.handed[0].job, 12);
+    ck_assert_uint_eq(seen.handed[0].restart_cnt, 5);
+    ck_assert_str_eq(seen.handed[0].overrides.at("ft_policy").c_str(), "never");
+    ck_assert_uint_eq(seen.dropped.size(), 0);
+    ck_assert(!exists(dir + "/12"));
+    ck_assert(exists(dir + "/11"));  // this process still holds it
+    Seen again;
+    ck_assert_uint_eq(sweep(dir, again), 0);
+    journal_end(mine);
+    ck_assert(!exists(dir + "/11"));
+    ck_assert_uint_eq(sweep(dir, again), 0);
+    ck_assert_uint_eq(again.dropped.size(), 0);
+}
+END_TEST
+
+// The lock passes to a forked child (the hook detaches after writing its entry).
+START_TEST(lock_survives_fork) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    JournalEntry e;
+    ck_assert(journal_begin(dir, entry(21), e, err));
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        close(go[1]);
+        (void)!read(go[0], &c, 1);  // holds the inherited lock until told
+        journal_end(e);
+        _exit(0);
+    }
+    close(go[0]);
+    close(e.fd);  // the parent lets go, as detach()'s parent exits
+    e.fd = -1;
+    Seen seen;
+    ck_assert_uint_eq(sweep(dir, seen), 0);  // the child still holds it
+    ck_assert(exists(dir + "/21"));
+    (void)!write(go[1], "x", 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert(!exists(dir + "/21"));
+}
+END_TEST
+
+START_TEST(bad_entries_removed) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    JournalEntry e;
+    ck_assert(journal_begin(dir, entry(31), e, err));
+    journal_end(e);
+    auto put = [&](const std::string &name, const std::string &text) { std::ofstream(dir + "/" + name) << text; };
+    put("41", "{\"job\":41,\"run\":0,\"written\":" + std::to_string(time(nullptr) - 90000) + ",\"options\":{}}");
+    put("42", "not json");
+    put("43", "{\"job\":44,\"run\":0,\"written\":" + std::to_string(time(nullptr)) + ",\"options\":{}}");
+    put("44", "{\"job\":44,\"run\":0,\"written\":1,\"options\":{\"x\":1}}");
+    put("45", "{\"job\":45,\"run\":0,\"written\":1,\"options\":{}} trailing");
+    put("46", std::string(20000, ' '));
+    put("name", "{}");
+    ck_assert_int_eq(symlink("/etc/passwd", (dir + "/47").c_str()), 0);
+    ck_assert_int_eq(mkfifo((dir + "/48").c_str(), 0600), 0);
+    Seen seen;
+    ck_assert_uint_eq(sweep(dir, seen), 0);
+    ck_assert_uint_eq(seen.dropped.size(), 9);
+    for (const char *n : {"41", "42", "43", "44", "45", "46", "name", "47", "48"})
+        ck_assert_msg(!exists(dir + "/" + n), "%s left", n);
+    ck_assert(exists("/etc/passwd"));
+}
+END_TEST
+
+START_TEST(max_and_order) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    for (uint32_t id = 51; id <= 55; id++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            JournalEntry e;
+            _exit(journal_begin(dir, entry(id), e, err) ? 0 : 1);
+        }
+        waitpid(pid, nullptr, 0);
+    }
+    Seen seen;
+    ck_assert_uint_eq(sweep(dir, seen, 2), 2);
+    ck_assert_uint_eq(sweep(dir, seen, 10), 3);
+    ck_assert_uint_eq(seen.handed.size(), 5);
+}
+END_TEST
+
+START_TEST(encode_round_trip) {
+    InFlight e = entry(4294967294u, 4294967295u);
+    e.overrides["run_type"] = "a \"quoted\"\nvalue";
+    InFlight back;
+    std::string err;
+    ck_assert_msg(journal_decode(journal_encode(e), back, err), "%s", err.c_str());
+    ck_assert_uint_eq(back.job, e.job);
+    ck_assert_uint_eq(back.restart_cnt, e.restart_cnt);
+    ck_assert(back.overrides == e.overrides);
+    ck_assert(!journal_decode("{\"job\":0,\"run\":0,\"written\":1,\"options\":{}}", back, err));
+    ck_assert(!journal_decode("[]", back, err));
+}
+END_TEST
+
+START_TEST(unwritable_dir) {
+    JournalEntry e;
+    std::string err;
+    ck_assert(!journal_begin("/proc/idletime-no/jobs", entry(1), e, err));
+    ck_assert_msg(err.find("cannot create") != std::string::npos, "%s", err.c_str());
+    journal_end(e);  // nothing to do, no crash
+}
+END_TEST
+
+}  // namespace
+
+int main() {
+    Suite *s = suite_create("hook-journal");
+    TCase *t = tcase_create("journal");
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, live_left_dead_handed_once);
+    tcase_add_test(t, lock_survives_fork);
+    tcase_add_test(t, bad_entries_removed);
+    tcase_add_test(t, max_and_order);
+    tcase_add_test(t, encode_round_trip);
+    tcase_add_test(t, unwritable_dir);
+    suite_add_tcase(s, t);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# A hook stopped mid-way (security.md R5). `systemctl restart slurmctld` kills every process of
+# the unit's cgroup, and the detached idletime-ft-hook processes are in it. Alice's job fails with
+# exit 137 (retryable) on a100-2 while that node's slurmd is stopped (SIGSTOP): the job stays
+# COMPLETING, so its hook waits in its detached part to requeue it. The test kills that hook
+# (SIGKILL, as systemd does) and lets the node go on. Then:
+#  (a) nothing requeues the job by itself: FAILED, Restarts=0, and its journal entry is left
+#      (before the journal it stayed FAILED for good);
+#  (b) the hook of the next job that ends finishes the work: the job is requeued (Restarts=1),
+#      its run 1 completes, the hook log says so, and the entry is gone;
+#  (c) `idletime-ft-hook --recover` removes a symlinked entry without following it and reports
+#      0 recovered; --recover with --job is refused (exit 2); the journal is 0700, SlurmUser's.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=ft-lib.sh
+. "$IC_SRC/ft-lib.sh"
+it_begin
+ft_require_hook
+JDIR=$IC_SPOOL/ft-hook-wake.jobs
+SLURMD=$(ic_pid slurmd-a100-2) || it_fail "no running slurmd for a100-2"
+trap 'kill -CONT "$SLURMD" 2>/dev/null; it_cleanup_jobs' EXIT
+# The hook processes working on job $1 (the wrapper execs the hook; its environment names the job).
+hook_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		[[ $(readlink "$p/exe" 2>/dev/null) == */idletime-ft-hook ]] || continue
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" && echo "${p#/proc/}"
+	done
+}
+has_hook() { [ -n "$(hook_pids "$1")" ]; }
+logged() { grep -qF -- "$1" "$FT_LOG"; }
+not_completing() { [ -z "$(squeue -h -j "$1" -t CG -o %i 2>/dev/null)" ]; }
+
+# shellcheck disable=SC2016 # expands in the job
+id=$(it_submit alice -J ft-stopped -p quota-team-a -w a100-2 -t 5 --max-restarts=2 \
+	--wrap='[ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && exit 0; sleep 4; exit 137') || it_fail "sbatch"
+it_wait_state "$id" RUNNING 60 || it_fail "job $id did not start (Reason=$(it_job_field "$id" Reason))"
+kill -STOP "$SLURMD"
+ic_poll 30 logged "job $id run 0: exit code 137" || it_fail "the hook did not judge run 0: $(tail -n 3 "$FT_LOG")"
+ic_poll 10 has_hook "$id" || it_fail "no hook process of job $id in flight"
+[ -f "$JDIR/$id" ] || it_fail "no journal entry $JDIR/$id while the hook works"
+pids=$(hook_pids "$id")
+# shellcheck disable=SC2086 # one pid per word
+kill -KILL $pids
+it_info "killed hook process(es) ${pids//$'\n'/ } of job $id while it waited to requeue"
+kill -CONT "$SLURMD"
+ic_poll 60 not_completing "$id" || it_fail "job $id still completing after its node went on"
+
+# (a) nothing else requeues it
+sleep 3
+it_assert_eq FAILED "$(it_job_field "$id" JobState)" "state of $id after its hook was killed"
+it_assert_eq 0 "$(it_job_field "$id" Restarts)" "restarts of $id after its hook was killed"
+[ -f "$JDIR/$id" ] || it_fail "the killed hook's journal entry is gone"
+
+# (b) the next job's end finishes the work
+other=$(it_submit bob -J ft-stopped-next -p quota-team-b -t 2 --wrap=true) || it_fail "sbatch other"
+it_wait_field "$id" Restarts 1 90 || it_fail "job $id not requeued after job $other ended: $(grep -F "job $id" "$FT_LOG" | tail -n 3)"
+logged "job $id: finishing the work its hook left when it was stopped" || it_fail "no recovery line for $id"
+ft_wait_final "$id" 120 || it_fail "run 1 of $id did not complete"
+it_assert_eq COMPLETED "$(it_job_field "$id" JobState)" "state of $id after run 1"
+[ ! -e "$JDIR/$id" ] || it_fail "journal entry of $id left after its recovery"
+
+# (c) --recover by hand: a symlink is removed, not followed; usage errors
+it_assert_eq "700 $(stat -c %U "$IC_SPOOL")" "$(stat -c '%a %U' "$JDIR")" "journal mode and owner"
+ln -s /etc/hostname "$JDIR/999999"
+cmd=$(sed -n 's/^exec //p' "$FT_HOOK_WRAPPER")
+# shellcheck disable=SC2086 # the wrapper's own words
+out=$(SLURM_CONF=$IC_CONF $cmd --recover) || it_fail "--recover exited $?: $out"
+[[ $out == *": 0 stopped hook(s) recovered from $JDIR" ]] || it_fail "--recover said: $out"
+[ ! -L "$JDIR/999999" ] || it_fail "--recover left the symlinked entry"
+[ -s /etc/hostname ] || it_fail "/etc/hostname emptied"
+logged "journal $JDIR/999999: cannot be opened as a file: removed" || it_fail "symlinked entry not logged"
+# shellcheck disable=SC2086
+SLURM_CONF=$IC_CONF $cmd --recover --job 5 2>/dev/null
+it_assert_eq 2 "$?" "exit status of --recover --job"
+it_pass
