@@ -535,14 +535,22 @@ int run(const Options &o, slurmjob::Job &job) {
 // The journal of hooks in flight (journal.hpp): next to the wake spool, like its .pass and .started.
 std::string journal_dir(const Options &o) { return wake_spool(o) + ".jobs"; }
 
-// Before detaching: an entry that outlives this process if it is killed (security.md R5).
-void journal_begin(const Options &o, const slurmjob::Job &job, bool have, hook::JournalEntry &entry) {
+// Before detaching: an entry that outlives this process if it is killed (security.md R5), with
+// what the snapshot saw at the job's end that slurmctld's record will not show later.
+void journal_start(const Options &o, const slurmjob::Job &job, bool have, hook::JournalEntry &entry) {
     hook::InFlight e;
     e.job = o.job_id;
     const char *rc = getenv("SLURM_JOB_RESTART_COUNT");
     uint32_t env_run = 0;
     e.restart_cnt = have ? job.snap.restart_cnt : rc && parse_u32(rc, env_run) ? env_run : 0;
     e.written = time(nullptr);
+    e.snapshot = have;
+    e.requeued = have && job.snap.requeued;
+    e.submit_time = have ? job.submit_time : 0;
+    if (have) {
+        e.nodes = job.snap.nodes;
+        e.failed_nodes = job.snap.failed_nodes;
+    }
     e.overrides = env_overrides();
     std::string err;
     if (!hook::journal_begin(journal_dir(o), e, entry, err))
@@ -550,41 +558,73 @@ void journal_begin(const Options &o, const slurmjob::Job &job, bool have, hook::
              o.job_id, err.c_str());
 }
 
-// The work a stopped hook left: only for a job that has ended and not run since (a finished job's
-// record is stable, and judging it twice is a no-op: ft::judge keeps the run it judged). A job
-// that Slurm requeued meanwhile has moved on: its next run's end is judged as usual.
-void recover_one(const Options &base, const hook::InFlight &e) {
+// Why a stopped hook's job is not judged again, or "" when it is to be (it has ended, as the same
+// job and run the hook saw, and Slurm had not requeued it).
+std::string not_recoverable(const hook::InFlight &e, const slurmjob::Job &job) {
+    if (e.snapshot && e.requeued)
+        return "Slurm had requeued it (preemption or node failure): that run's record is not stored; the job runs again anyway";
+    if (e.snapshot && e.submit_time != job.submit_time)
+        return "its id now names a job submitted at " + std::to_string(job.submit_time) + ", not " +
+               std::to_string(e.submit_time) + ": left alone";
+    const bool ended = !job.pending && job.snap.end != ft::JobEnd::Other && !job.snap.requeued;
+    if (!ended || job.snap.restart_cnt != e.restart_cnt)
+        return std::string("the job has moved on (") + (job.pending ? "pending" : ended ? "ended" : "running") +
+               ", restart count " + std::to_string(job.snap.restart_cnt) + "): run " +
+               std::to_string(e.restart_cnt) + "'s record is not stored";
+    return "";
+}
+
+// The work a stopped hook left: judged again from slurmctld's record (a finished job's is stable)
+// with the node states and options of the hook's snapshot. Later while the job is completing or
+// slurmctld does not answer; a job slurmctld no longer knows (MinJobAge) is dropped.
+hook::Orphan recover_one(const Options &base, const hook::InFlight &e) {
     Options o = base;
     o.job_id = e.job;
+    o.wait_s = 60;
     slurmjob::Job job;
-    if (!retry("job load", e.job, 60, [&](std::string &err) { return slurmjob::load(e.job, job, err); })) {
-        logf("job %u: its hook stopped before it had finished, and the job cannot be loaded: nothing "
-             "recovered", e.job);
-        return;
+    std::string err;
+    slurmjob::clear_error();
+    if (!slurmjob::load(e.job, job, err)) {
+        const bool gone = slurmjob::last_error_final();
+        logf("job %u: its hook stopped before it had finished; the job cannot be loaded (%s): %s", e.job,
+             err.c_str(), gone ? "nothing recovered (slurmctld keeps an ended job MinJobAge seconds)" : "left for a later hook");
+        return gone ? hook::Orphan::Drop : hook::Orphan::Later;
     }
-    const bool ended = !job.pending && !job.completing && job.snap.end != ft::JobEnd::Other && !job.snap.requeued;
-    if (!ended || job.snap.restart_cnt != e.restart_cnt) {
-        logf("job %u: its hook stopped before it had finished run %u, and the job has moved on (%s, "
-             "restart count %u): that run's record is not stored; Slurm's requeue stands", e.job,
-             e.restart_cnt, job.pending ? "pending" : job.completing ? "completing" : "running",
-             job.snap.restart_cnt);
-        return;
+    if (job.completing) {
+        logf("job %u: its hook stopped before it had finished; the job is still completing: left for a later hook", e.job);
+        return hook::Orphan::Later;
+    }
+    const std::string why = not_recoverable(e, job);
+    if (!why.empty()) {
+        logf("job %u: its hook stopped before it had finished; %s", e.job, why.c_str());
+        return hook::Orphan::Drop;
     }
     logf("job %u: finishing the work its hook left when it was stopped (slurmctld restarted under it?)", e.job);
     job.snap.env_overrides = e.overrides;
-    std::string err;
-    if (!slurmjob::failed_nodes(job.snap.nodes, job.snap.failed_nodes, err))
+    if (job.snap.nodes.empty()) job.snap.nodes = e.nodes;
+    if (e.snapshot) job.snap.failed_nodes = e.failed_nodes;
+    else if (!slurmjob::failed_nodes(job.snap.nodes, job.snap.failed_nodes, err))
         logf("job %u: node states unknown (%s): no node failure detection", e.job, err.c_str());
     retention::run_for_job(o.config, o.job_id, job.user_id, [](const std::string &m) { logf("%s", m.c_str()); });
     run(o, job);
+    return hook::Orphan::Done;
 }
 
 // At most max entries of stopped hooks, oldest first; entries older than a day are dropped.
 size_t recover_orphans(const Options &o, size_t max) {
+    const std::string dir = journal_dir(o);
     return hook::journal_orphans(
-        journal_dir(o), max, 86400, time(nullptr), [&](const hook::InFlight &e) { recover_one(o, e); },
+        dir, max, 86400, time(nullptr),
+        [&](const hook::InFlight &e) {
+            try {
+                return recover_one(o, e);
+            } catch (const std::exception &x) {
+                logf("job %u: recovering its stopped hook's work failed: %s: entry dropped", e.job, x.what());
+                return hook::Orphan::Drop;
+            }
+        },
         [&](const std::string &name, const std::string &why) {
-            logf("journal %s/%s: %s", journal_dir(o).c_str(), name.c_str(), why.c_str());
+            logf("journal %s/%s: %s", dir.c_str(), name.c_str(), why.c_str());
         });
 }
 
@@ -688,6 +728,13 @@ int main(int argc, char **argv) {
     }
     slurmjob::init();
     if (o.recover) {
+        std::string err;
+        const int dfd = hook::journal_dir_open(journal_dir(o), err);
+        if (dfd < 0) {
+            fprintf(stderr, "%s: %s\n", kProg, err.c_str());
+            return 1;
+        }
+        close(dfd);
         try {
             const size_t n = recover_orphans(o, SIZE_MAX);
             printf("%s: %zu stopped hook(s) recovered from %s\n", kProg, n, journal_dir(o).c_str());
@@ -706,7 +753,7 @@ int main(int argc, char **argv) {
         slurmjob::Job job;
         const bool have = snapshot(o.job_id, o.snapshot_s, job);
         if (!o.foreground) {
-            journal_begin(o, job, have, entry);
+            journal_start(o, job, have, entry);
             detach();
         }
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;

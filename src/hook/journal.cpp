@@ -1,6 +1,7 @@
 // The hook's in-flight journal (journal.hpp). Entries are named by job id; each is written to a
 // temporary name, locked, then renamed into place, so a visible entry is whole and, while its
-// writer lives, locked.
+// writer lives, locked. Every file operation is relative to the directory's descriptor, opened
+// without following a symlink.
 #include "hook/journal.hpp"
 
 #include <dirent.h>
@@ -13,12 +14,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 namespace idletime::hook {
 namespace {
 
 constexpr size_t kMaxEntryBytes = 16384;
+constexpr const char *kTmpPrefix = ".tmp.";
 
 bool parse_job_name(const char *s, uint32_t &out) {
     if (!s || *s < '1' || *s > '9') return false;
@@ -40,62 +41,47 @@ bool get_int(json_object *o, const char *key, int64_t lo, int64_t hi, int64_t &o
     return errno == 0 && out >= lo && out <= hi;
 }
 
-// The entry behind an open descriptor: a regular file of at most kMaxEntryBytes.
-bool read_fd(int fd, std::string &text, std::string &why) {
-    struct stat st{};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        why = "not a regular file";
-        return false;
-    }
-    if (st.st_size > off_t(kMaxEntryBytes)) {
-        why = "larger than " + std::to_string(kMaxEntryBytes) + " bytes";
-        return false;
-    }
-    text.assign(size_t(st.st_size), '\0');
-    ssize_t n = pread(fd, text.data(), text.size(), 0);
-    if (n != ssize_t(text.size())) {
-        why = "unreadable";
-        return false;
+bool get_bool(json_object *o, const char *key, bool &out) {
+    json_object *v = nullptr;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean)) return false;
+    out = json_object_get_boolean(v);
+    return true;
+}
+
+json_object *string_array(const std::vector<std::string> &v) {
+    json_object *a = json_object_new_array();
+    for (const auto &s : v) json_object_array_add(a, json_object_new_string(s.c_str()));
+    return a;
+}
+
+bool get_strings(json_object *o, const char *key, std::vector<std::string> &out) {
+    json_object *a = nullptr;
+    if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array)) return false;
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *s = json_object_array_get_idx(a, i);
+        if (!json_object_is_type(s, json_type_string)) return false;
+        out.push_back(json_object_get_string(s));
     }
     return true;
 }
 
-struct Candidate {
-    std::string name;
-    time_t mtime = 0;
-};
-
-std::vector<Candidate> list_entries(const std::string &dir) {
-    std::vector<Candidate> out;
-    DIR *d = opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent *e = readdir(d)) {
-        if (e->d_name[0] == '.') continue;  // ., .., temporaries
-        struct stat st{};
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        out.push_back({e->d_name, st.st_mtime});
+bool get_options(json_object *o, std::map<std::string, std::string> &out) {
+    json_object *opts = nullptr;
+    if (!json_object_object_get_ex(o, "options", &opts) || !json_object_is_type(opts, json_type_object))
+        return false;
+    json_object_object_foreach(opts, k, v) {
+        if (!json_object_is_type(v, json_type_string)) return false;
+        out[k] = json_object_get_string(v);
     }
-    closedir(d);
-    std::sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) {
-        return a.mtime != b.mtime ? a.mtime < b.mtime : a.name < b.name;
-    });
-    return out;
+    return true;
 }
 
-}  // namespace
-
-namespace {
-
-// "" when the entry is one to recover (e filled), else why it is dropped.
-std::string check_entry(int fd, const std::string &name, time_t now, int64_t max_age_s, InFlight &e) {
-    uint32_t id = 0;
-    std::string text, why;
-    if (!parse_job_name(name.c_str(), id)) return "not named by a job id";
-    if (!read_fd(fd, text, why) || !journal_decode(text, e, why)) return why;
-    if (e.job != id) return "names job " + std::to_string(e.job);
-    if (now - e.written > max_age_s)
-        return "older than " + std::to_string(max_age_s) + " s (job " + std::to_string(id) + ")";
-    return "";
+// Unlinks name in dirfd only while it still leads to the file open as fd.
+void unlink_if_same(int dirfd, const std::string &name, int fd) {
+    struct stat mine{}, now{};
+    if (fstat(fd, &mine) == 0 && fstatat(dirfd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        mine.st_ino == now.st_ino && mine.st_dev == now.st_dev)
+        unlinkat(dirfd, name.c_str(), 0);
 }
 
 }  // namespace
@@ -105,6 +91,11 @@ std::string journal_encode(const InFlight &e) {
     json_object_object_add(o, "job", json_object_new_int64(e.job));
     json_object_object_add(o, "run", json_object_new_int64(e.restart_cnt));
     json_object_object_add(o, "written", json_object_new_int64(e.written));
+    json_object_object_add(o, "snapshot", json_object_new_boolean(e.snapshot));
+    json_object_object_add(o, "requeued", json_object_new_boolean(e.requeued));
+    json_object_object_add(o, "submit", json_object_new_int64(e.submit_time));
+    json_object_object_add(o, "nodes", string_array(e.nodes));
+    json_object_object_add(o, "failed_nodes", string_array(e.failed_nodes));
     json_object *opts = json_object_new_object();
     for (const auto &[k, v] : e.overrides) json_object_object_add(opts, k.c_str(), json_object_new_string(v.c_str()));
     json_object_object_add(o, "options", opts);
@@ -119,56 +110,67 @@ bool journal_decode(const std::string &text, InFlight &e, std::string &err) {
     const bool whole = o && json_tokener_get_error(tok) == json_tokener_success &&
                        text.find_first_not_of(" \t\r\n", size_t(json_tokener_get_parse_end(tok))) == std::string::npos;
     json_tokener_free(tok);
-    int64_t job = 0, run = 0, written = 0;
-    json_object *opts = nullptr;
-    bool ok = whole && json_object_is_type(o, json_type_object) &&
-              get_int(o, "job", 1, 0xfffffffeLL, job) && get_int(o, "run", 0, 0xffffffffLL, run) &&
-              get_int(o, "written", 0, INT64_MAX, written) && json_object_object_get_ex(o, "options", &opts) &&
-              json_object_is_type(opts, json_type_object);
+    int64_t job = 0, run = 0, written = 0, submit = 0;
     InFlight out;
-    if (ok) {
-        json_object_object_foreach(opts, k, v) {
-            if (!json_object_is_type(v, json_type_string)) {
-                ok = false;
-                break;
-            }
-            out.overrides[k] = json_object_get_string(v);
-        }
-    }
+    const bool ok = whole && json_object_is_type(o, json_type_object) && get_int(o, "job", 1, 0xfffffffeLL, job) &&
+                    get_int(o, "run", 0, 0xffffffffLL, run) && get_int(o, "written", 0, INT64_MAX, written) &&
+                    get_int(o, "submit", 0, INT64_MAX, submit) && get_bool(o, "snapshot", out.snapshot) &&
+                    get_bool(o, "requeued", out.requeued) && get_strings(o, "nodes", out.nodes) &&
+                    get_strings(o, "failed_nodes", out.failed_nodes) && get_options(o, out.overrides);
     if (o) json_object_put(o);
     if (!ok) {
-        err = "not a journal entry (JSON object with job, run, written and string options)";
+        err = "not a journal entry (one JSON object: job, run, written, snapshot, requeued, submit, "
+              "nodes, failed_nodes, options)";
         return false;
     }
     out.job = uint32_t(job);
     out.restart_cnt = uint32_t(run);
     out.written = written;
+    out.submit_time = submit;
     e = out;
     return true;
 }
 
-bool journal_begin(const std::string &dir, const InFlight &e, JournalEntry &out, std::string &err) {
+int journal_dir_open(const std::string &dir, std::string &err) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         err = "cannot create " + dir + ": " + strerror(errno);
-        return false;
+        return -1;
     }
-    const std::string path = dir + "/" + std::to_string(e.job);
-    const std::string tmp = dir + "/.tmp." + std::to_string(e.job) + "." + std::to_string(getpid());
-    int fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        err = "cannot write " + tmp + ": " + strerror(errno);
-        return false;
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st{};
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        err = "cannot open " + dir + " as a directory (symlinks are refused): " + strerror(errno);
+    } else if (st.st_uid != geteuid()) {
+        err = dir + " belongs to uid " + std::to_string(st.st_uid) + ", not to this process's uid " +
+              std::to_string(geteuid()) + " (run as the user that runs the hook, SlurmUser)";
+    } else if ((st.st_mode & 077) != 0) {
+        err = dir + " is open to other users (mode 0700 expected)";
+    } else {
+        return fd;
     }
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
+bool journal_begin(const std::string &dir, const InFlight &e, JournalEntry &out, std::string &err) {
+    const int dfd = journal_dir_open(dir, err);
+    if (dfd < 0) return false;
+    const std::string name = std::to_string(e.job);
+    const std::string tmp = kTmpPrefix + name + "." + std::to_string(getpid());
+    unlinkat(dfd, tmp.c_str(), 0);  // a dead writer's, whose pid this process now has
+    int fd = openat(dfd, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     const std::string text = journal_encode(e);
-    bool ok = flock(fd, LOCK_EX) == 0 && write(fd, text.data(), text.size()) == ssize_t(text.size()) &&
-              fsync(fd) == 0;
-    if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-        err = "cannot write " + path + ": " + strerror(errno);
-        unlink(tmp.c_str());
-        close(fd);
+    bool ok = fd >= 0 && flock(fd, LOCK_EX) == 0 && write(fd, text.data(), text.size()) == ssize_t(text.size()) &&
+              renameat(dfd, tmp.c_str(), dfd, name.c_str()) == 0;
+    if (!ok) {
+        err = "cannot write " + dir + "/" + name + ": " + strerror(errno);
+        unlinkat(dfd, tmp.c_str(), 0);
+        if (fd >= 0) close(fd);
+        close(dfd);
         return false;
     }
-    out.path = path;
+    close(dfd);
+    out.path = dir + "/" + name;
     out.fd = fd;
     return true;
 }
@@ -177,46 +179,109 @@ void journal_end(JournalEntry &e) {
     if (e.fd < 0) return;
     // Only if the name still leads to this entry (a later hook of the same job may have
     // replaced it: that one is still at work).
-    struct stat mine{}, now{};
-    if (fstat(e.fd, &mine) == 0 && lstat(e.path.c_str(), &now) == 0 && mine.st_ino == now.st_ino &&
-        mine.st_dev == now.st_dev)
-        unlink(e.path.c_str());
+    const auto slash = e.path.rfind('/');
+    int dfd = open(e.path.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) {
+        unlink_if_same(dfd, e.path.substr(slash + 1), e.fd);
+        close(dfd);
+    }
     close(e.fd);
     e.fd = -1;
 }
 
-size_t journal_orphans(const std::string &dir, size_t max, int64_t max_age_s, time_t now,
-                       const std::function<void(const InFlight &)> &fn, const DropFn &drop) {
-    size_t handed = 0;
-    for (const auto &c : list_entries(dir)) {
-        if (handed >= max) break;
-        const std::string path = dir + "/" + c.name;
-        int fd = open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno != ENOENT && unlink(path.c_str()) == 0) drop(c.name, "cannot be opened as a file: removed");
-            continue;
-        }
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {  // its hook is still at work
-            close(fd);
-            continue;
-        }
+namespace {
+
+struct Candidate {
+    std::string name;
+    time_t mtime = 0;
+    bool regular = false;
+};
+
+// Names in the directory, oldest first; directories and "." ".." skipped. Temporary files of
+// dead writers (lock free) older than max_age_s are removed on the way.
+std::vector<Candidate> list_entries(int dfd, time_t now, int64_t max_age_s) {
+    std::vector<Candidate> out;
+    int dup_fd = dup(dfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : nullptr;
+    if (!d) {
+        if (dup_fd >= 0) close(dup_fd);
+        return out;
+    }
+    rewinddir(d);
+    while (dirent *e = readdir(d)) {
+        const std::string name = e->d_name;
         struct stat st{};
-        if (fstat(fd, &st) != 0 || st.st_nlink == 0) {  // removed while we opened it: done
-            close(fd);
+        if (name == "." || name == ".." || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            S_ISDIR(st.st_mode))
+            continue;
+        if (name.rfind(kTmpPrefix, 0) == 0) {
+            if (now - st.st_mtime > max_age_s) unlinkat(dfd, e->d_name, 0);
+            continue;
+        }
+        out.push_back({name, st.st_mtime, S_ISREG(st.st_mode)});
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end(), [](const Candidate &a, const Candidate &b) {
+        return a.mtime != b.mtime ? a.mtime < b.mtime : a.name < b.name;
+    });
+    return out;
+}
+
+// "" when the entry is one to hand over (e filled), else why it is dropped.
+std::string check_entry(int fd, const std::string &name, time_t now, int64_t max_age_s, InFlight &e) {
+    uint32_t id = 0;
+    struct stat st{};
+    if (!parse_job_name(name.c_str(), id)) return "not named by a job id";
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_size > off_t(kMaxEntryBytes)) return "larger than " + std::to_string(kMaxEntryBytes) + " bytes";
+    std::string text(size_t(st.st_size), '\0'), why;
+    if (pread(fd, text.data(), text.size(), 0) != ssize_t(text.size())) return "unreadable";
+    if (!journal_decode(text, e, why)) return why;
+    if (e.job != id) return "names job " + std::to_string(e.job);
+    if (now - e.written > max_age_s)
+        return "older than " + std::to_string(max_age_s) + " s (job " + std::to_string(id) + ")";
+    return "";
+}
+
+}  // namespace
+
+size_t journal_orphans(const std::string &dir, size_t max, int64_t max_age_s, time_t now,
+                       const std::function<Orphan(const InFlight &)> &fn, const DropFn &drop) {
+    std::string err;
+    const int dfd = journal_dir_open(dir, err);
+    if (dfd < 0) {
+        drop(".", err);
+        return 0;
+    }
+    size_t handed = 0, done = 0;
+    for (const auto &c : list_entries(dfd, now, max_age_s)) {
+        if (handed >= max) break;
+        if (!c.regular) {  // a symlink, FIFO, socket or device: never opened
+            if (unlinkat(dfd, c.name.c_str(), 0) == 0) drop(c.name, "not a regular file: removed");
+            continue;
+        }
+        int fd = openat(dfd, c.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0) continue;  // gone meanwhile
+        struct stat st{};
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 || st.st_nlink == 0) {
+            close(fd);  // its hook is still at work, or it has just finished
             continue;
         }
         InFlight e;
         const std::string why = check_entry(fd, c.name, now, max_age_s, e);
+        Orphan r = Orphan::Drop;
         if (why.empty()) {
-            fn(e);
             handed++;
+            r = fn(e);
+            done += r == Orphan::Done;
         } else {
             drop(c.name, why + ": removed");
         }
-        unlink(path.c_str());
+        if (r != Orphan::Later) unlink_if_same(dfd, c.name, fd);
         close(fd);
     }
-    return handed;
+    close(dfd);
+    return done;
 }
 
 }  // namespace idletime::hook

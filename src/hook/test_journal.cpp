@@ -1,7 +1,9 @@
 // Check suite: the hook's in-flight journal (security.md R5): an entry held by a live process is
-// left alone, the entry of a process that died is handed over once, with its options, and
-// removed; a finished entry is gone; stale, malformed, misnamed, oversized, symlinked and
-// non-file entries are removed, never followed or handed over.
+// left alone, the entry of a process that died is handed over once, with its snapshot and options,
+// and removed (kept when the caller says Later); a finished entry is gone, a newer entry of the
+// same job survives the end of an older one and a sweep of an older one; stale, malformed,
+// misnamed, oversized, symlinked and non-file entries are removed, never followed or handed over;
+// a symlinked or open journal directory is refused.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -21,9 +24,11 @@ using namespace idletime::hook;
 
 namespace {
 
+std::string g_root;  // made before the tests fork, removed at exit
+
 std::string fresh_dir() {
-    char tmpl[] = "/tmp/idletime-journal-XXXXXX";
-    const char *d = mkdtemp(tmpl);
+    std::string tmpl = g_root + "/XXXXXX";
+    const char *d = mkdtemp(tmpl.data());
     ck_assert_ptr_nonnull(d);
     return std::string(d) + "/jobs";
 }
@@ -34,6 +39,10 @@ InFlight entry(uint32_t job, uint32_t run = 2) {
     e.restart_cnt = run;
     e.written = time(nullptr);
     e.overrides = {{"max_restarts", "1"}, {"ft_policy", "never"}};
+    e.snapshot = true;
+    e.submit_time = 1700000000;
+    e.nodes = {"a100-1", "a100-2"};
+    e.failed_nodes = {"a100-2"};
     return e;
 }
 
@@ -42,9 +51,13 @@ struct Seen {
     std::vector<std::string> dropped;
 };
 
-size_t sweep(const std::string &dir, Seen &seen, size_t max = 100) {
+size_t sweep(const std::string &dir, Seen &seen, size_t max = 100, Orphan answer = Orphan::Done) {
     return journal_orphans(
-        dir, max, 86400, time(nullptr), [&](const InFlight &e) { seen.handed.push_back(e); },
+        dir, max, 86400, time(nullptr),
+        [&](const InFlight &e) {
+            seen.handed.push_back(e);
+            return answer;
+        },
         [&](const std::string &name, const std::string &why) { seen.dropped.push_back(name + ": " + why); });
 }
 
@@ -73,6 +86,7 @@ START_TEST(live_left_dead_handed_once) {
     ck_assert_uint_eq(seen.handed[0].job, 12);
     ck_assert_uint_eq(seen.handed[0].restart_cnt, 5);
     ck_assert_str_eq(seen.handed[0].overrides.at("ft_policy").c_str(), "never");
+    ck_assert(seen.handed[0].failed_nodes == std::vector<std::string>{"a100-2"});
     ck_assert_uint_eq(seen.dropped.size(), 0);
     ck_assert(!exists(dir + "/12"));
     ck_assert(exists(dir + "/11"));  // this process still holds it
@@ -121,11 +135,14 @@ START_TEST(bad_entries_removed) {
     ck_assert(journal_begin(dir, entry(31), e, err));
     journal_end(e);
     auto put = [&](const std::string &name, const std::string &text) { std::ofstream(dir + "/" + name) << text; };
-    put("41", "{\"job\":41,\"run\":0,\"written\":" + std::to_string(time(nullptr) - 90000) + ",\"options\":{}}");
+    InFlight old = entry(41);
+    old.written = time(nullptr) - 90000;
+    put("41", journal_encode(old));
     put("42", "not json");
-    put("43", "{\"job\":44,\"run\":0,\"written\":" + std::to_string(time(nullptr)) + ",\"options\":{}}");
-    put("44", "{\"job\":44,\"run\":0,\"written\":1,\"options\":{\"x\":1}}");
-    put("45", "{\"job\":45,\"run\":0,\"written\":1,\"options\":{}} trailing");
+    put("43", journal_encode(entry(44)));
+    const std::string ok44 = journal_encode(entry(44));
+    put("44", ok44.substr(0, ok44.find("\"options\":")) + "\"options\":{\"x\":1}}");
+    put("45", journal_encode(entry(45)) + " trailing");
     put("46", std::string(20000, ' '));
     put("name", "{}");
     ck_assert_int_eq(symlink("/etc/passwd", (dir + "/47").c_str()), 0);
@@ -133,6 +150,19 @@ START_TEST(bad_entries_removed) {
     Seen seen;
     ck_assert_uint_eq(sweep(dir, seen), 0);
     ck_assert_uint_eq(seen.dropped.size(), 9);
+    auto dropped = [&](const std::string &prefix) {
+        for (const auto &d : seen.dropped)
+            if (d.rfind(prefix, 0) == 0) return true;
+        return false;
+    };
+    ck_assert(dropped("41: older than"));
+    ck_assert(dropped("42: not a journal entry"));
+    ck_assert(dropped("43: names job 44"));
+    ck_assert(dropped("44: not a journal entry"));
+    ck_assert(dropped("45: not a journal entry"));
+    ck_assert(dropped("46: larger than"));
+    ck_assert(dropped("47: not a regular file"));
+    ck_assert(dropped("48: not a regular file"));
     for (const char *n : {"41", "42", "43", "44", "45", "46", "name", "47", "48"})
         ck_assert_msg(!exists(dir + "/" + n), "%s left", n);
     ck_assert(exists("/etc/passwd"));
@@ -154,6 +184,82 @@ START_TEST(max_and_order) {
     ck_assert_uint_eq(sweep(dir, seen, 2), 2);
     ck_assert_uint_eq(sweep(dir, seen, 10), 3);
     ck_assert_uint_eq(seen.handed.size(), 5);
+    for (uint32_t i = 0; i < 5; i++) ck_assert_uint_eq(seen.handed[i].job, 51 + i);  // oldest first
+}
+END_TEST
+
+// Later keeps the entry for the next sweep; Drop removes it without counting it as recovered.
+START_TEST(later_and_drop) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    pid_t pid = fork();
+    if (pid == 0) {
+        JournalEntry e;
+        _exit(journal_begin(dir, entry(61), e, err) ? 0 : 1);
+    }
+    waitpid(pid, nullptr, 0);
+    Seen seen;
+    ck_assert_uint_eq(sweep(dir, seen, 10, Orphan::Later), 0);
+    ck_assert(exists(dir + "/61"));
+    ck_assert_uint_eq(sweep(dir, seen, 10, Orphan::Drop), 0);
+    ck_assert(!exists(dir + "/61"));
+    ck_assert_uint_eq(seen.handed.size(), 2);
+}
+END_TEST
+
+// A newer hook of the same job replaces the entry: neither the end of the older hook nor a
+// sweep that took the older (dead) entry removes the newer one.
+START_TEST(newer_entry_survives) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    JournalEntry older, newer;
+    ck_assert(journal_begin(dir, entry(71, 0), older, err));
+    ck_assert(journal_begin(dir, entry(71, 1), newer, err));
+    journal_end(older);
+    ck_assert(exists(dir + "/71"));
+    // A sweeper holds a dead hook's entry while a new hook of that job replaces it.
+    pid_t pid = fork();
+    if (pid == 0) {
+        JournalEntry e;
+        _exit(journal_begin(dir, entry(72, 0), e, err) ? 0 : 1);
+    }
+    waitpid(pid, nullptr, 0);
+    JournalEntry replacing;
+    Seen seen;
+    journal_orphans(
+        dir, 10, 86400, time(nullptr),
+        [&](const InFlight &e) {
+            if (e.job == 72) ck_assert(journal_begin(dir, entry(72, 1), replacing, err));
+            seen.handed.push_back(e);
+            return Orphan::Done;
+        },
+        [](const std::string &, const std::string &) {});
+    ck_assert_uint_eq(seen.handed.size(), 1);
+    ck_assert(exists(dir + "/72"));  // the replacing hook's entry
+    journal_end(replacing);
+    journal_end(newer);
+    ck_assert(!exists(dir + "/71") && !exists(dir + "/72"));
+}
+END_TEST
+
+START_TEST(directory_checked) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    JournalEntry e;
+    ck_assert(journal_begin(dir, entry(81), e, err));
+    journal_end(e);
+    ck_assert_int_eq(chmod(dir.c_str(), 0755), 0);
+    ck_assert(!journal_begin(dir, entry(82), e, err));
+    ck_assert_msg(err.find("mode 0700") != std::string::npos, "%s", err.c_str());
+    const std::string link = dir + ".link";
+    ck_assert_int_eq(chmod(dir.c_str(), 0700), 0);
+    ck_assert_int_eq(symlink(dir.c_str(), link.c_str()), 0);
+    ck_assert(!journal_begin(link, entry(83), e, err));
+    ck_assert_msg(err.find("symlinks are refused") != std::string::npos, "%s", err.c_str());
+    Seen seen;
+    journal_orphans(link, 10, 86400, time(nullptr), [](const InFlight &) { return Orphan::Done; },
+                    [&](const std::string &n, const std::string &why) { seen.dropped.push_back(n + why); });
+    ck_assert_uint_eq(seen.dropped.size(), 1);
 }
 END_TEST
 
@@ -166,6 +272,8 @@ START_TEST(encode_round_trip) {
     ck_assert_uint_eq(back.job, e.job);
     ck_assert_uint_eq(back.restart_cnt, e.restart_cnt);
     ck_assert(back.overrides == e.overrides);
+    ck_assert(back.nodes == e.nodes && back.failed_nodes == e.failed_nodes);
+    ck_assert(back.snapshot && !back.requeued && back.submit_time == e.submit_time);
     ck_assert(!journal_decode("{\"job\":0,\"run\":0,\"written\":1,\"options\":{}}", back, err));
     ck_assert(!journal_decode("[]", back, err));
 }
@@ -183,6 +291,9 @@ END_TEST
 }  // namespace
 
 int main() {
+    char root[] = "/tmp/idletime-journal-XXXXXX";
+    if (!mkdtemp(root)) return EXIT_FAILURE;
+    g_root = root;
     Suite *s = suite_create("hook-journal");
     TCase *t = tcase_create("journal");
     tcase_set_timeout(t, 30);
@@ -190,6 +301,9 @@ int main() {
     tcase_add_test(t, lock_survives_fork);
     tcase_add_test(t, bad_entries_removed);
     tcase_add_test(t, max_and_order);
+    tcase_add_test(t, later_and_drop);
+    tcase_add_test(t, newer_entry_survives);
+    tcase_add_test(t, directory_checked);
     tcase_add_test(t, encode_round_trip);
     tcase_add_test(t, unwritable_dir);
     suite_add_tcase(s, t);
@@ -197,5 +311,6 @@ int main() {
     srunner_run_all(r, CK_NORMAL);
     int failed = srunner_ntests_failed(r);
     srunner_free(r);
+    std::filesystem::remove_all(g_root);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
