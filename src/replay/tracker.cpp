@@ -29,6 +29,7 @@ void RunTracker::observe(const PollView &v, double t)
         PolledRun &r = runs_[restarts_];
         if (!open_) {
             r.start = v.start > 0 ? v.start : t;
+            r.seen = v.reply > 0 ? v.reply : -1;
             r.partition = v.partition;
             open_ = true;
         }
@@ -93,11 +94,17 @@ JobRun merge_run(const PolledRun *pr, const LoggedRun *lr, bool ckpt, double t0)
 {
     JobRun run;
     bool polled = pr && pr->start > 0, logged = lr && lr->start > 0;
-    // Slurm's times are whole seconds (truncated): the true start lies in [start, start + 1)
-    // and not after the worker's first log line; the true end lies in [end, end + 1).
+    // Slurm's times are whole seconds (truncated): the true start lies in [start, start + 1),
+    // not after the reply of the first poll that saw the run, nor after the worker's first log
+    // line (which comes up to seconds after the allocation on a loaded node); the true end lies
+    // in [end, end + 1).
     double start = polled ? pr->start : lr->start;
-    if (polled && logged)
-        start = std::clamp(lr->start, pr->start, pr->start + 1);
+    if (polled && logged) {
+        double latest = pr->start + 1;
+        if (pr->seen > 0)
+            latest = std::max(pr->start, std::min(latest, pr->seen));
+        start = std::clamp(lr->start, pr->start, latest);
+    }
     double end = pr && pr->end > 0 ? pr->end : lr && lr->end > 0 ? lr->end : start;
     if (pr && pr->end > 0 && lr && lr->end > 0)
         end = std::clamp(lr->end, pr->end, pr->end + 1);

@@ -18,11 +18,13 @@ struct PollView {
     uint32_t restarts = 0;     // Slurm's restart_cnt
     double start = 0, end = 0, preempt = 0;
     std::string partition;     // the one it runs in
+    double reply = 0;          // epoch when the poll's reply was in hand (0 = unknown)
 };
 
 // A run as polling saw it (restart index = key).
 struct PolledRun {
     double start = -1, end = -1, notice = -1;
+    double seen = -1;  // reply time of the first poll that saw it running: it started before
     std::string partition;
 };
 

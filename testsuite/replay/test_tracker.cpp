@@ -15,6 +15,7 @@ struct Poll {
     uint32_t restarts;
     double start, end, preempt;
     const char *partition;
+    double reply = 0;  // when the poll's reply was in hand (0: not given)
 };
 
 struct ExpectRun {
@@ -67,6 +68,11 @@ const TrackCase kCases[] = {
       {155, F, 0, 101, 154, 120, "idle-a100"}},
      "101.3 start restart=0 progress=0 saved=0\n154 done restart=0 progress=52.7 saved=0\n",
      false, true, {{1.3, 54, 20, false, 52.7, 0}}},
+    {"burst on a loaded node: the poll that saw it running bounds the start (worker logs 2.9 s late)",
+     {{100.2, P, 0, 0, 0, 0, "quota-a100-t0", 100.25}, {100.7, R, 0, 100, 0, 0, "quota-a100-t0", 100.75},
+      {110, C, 0, 100, 109, 0, "quota-a100-t0", 110.05}},
+     "103.6 start restart=0 progress=0 saved=0\n109.5 done restart=0 progress=5.9 saved=0\n",
+     false, true, {{0.75, 9.5, -1, false, 5.9, 0}}},
     {"failed job: not completed",
      {{101, R, 0, 101, 0, 0, "quota-a100-t0"}, {120, F, 0, 101, 119, 0, "quota-a100-t0"}},
      "", false, false, {{1, 19, -1, false, 18, 0}}},
@@ -79,7 +85,7 @@ START_TEST(test_tracking)
     const TrackCase &c = kCases[_i];
     RunTracker tr;
     for (const auto &p : c.polls)
-        tr.observe({p.state, p.restarts, p.start, p.end, p.preempt, p.partition}, p.t);
+        tr.observe({p.state, p.restarts, p.start, p.end, p.preempt, p.partition, p.reply}, p.t);
     std::istringstream log(c.log);
     ReplayJob job{"j", 0, 10, 2, JobClass::Idle, "a100-t0", "a100", "a100"};
     JobRecord rec = build_record(job, true, tr, parse_worker_log(log), c.ckpt, 100);

@@ -162,9 +162,13 @@ bool poll_once(Loop &L, double t0)
 {
     double now = epoch_now();
     auto views = load_jobs(L.ids);
+    double reply = epoch_now();  // every run the reply shows running had started by now
     bool all_done = L.next == L.tracks.size();
-    for (const auto &v : views)
-        L.tracks[L.by_id.at(v.id)].runs.observe(poll_view(v), now);
+    for (const auto &v : views) {
+        PollView pv = poll_view(v);
+        pv.reply = reply;
+        L.tracks[L.by_id.at(v.id)].runs.observe(pv, now);
+    }
     for (const auto &tr : L.tracks)
         all_done = all_done && tr.submitted && tr.runs.ended();
     L.samples.push_back(take_sample(L.tracks, L.by_id, views, now - t0));
