@@ -726,8 +726,7 @@ int main(int argc, char **argv) {
         logf("job %u: cannot read SLURM_CONF=%s (%s): nothing decided", o.job_id, conf, std::strerror(errno));
         return 1;
     }
-    slurmjob::init();
-    if (o.recover) {
+    if (o.recover) {  // the journal first: its errors say more than slurm.conf's
         std::string err;
         const int dfd = hook::journal_dir_open(journal_dir(o), err);
         if (dfd < 0) {
@@ -735,6 +734,9 @@ int main(int argc, char **argv) {
             return 1;
         }
         close(dfd);
+    }
+    slurmjob::init();
+    if (o.recover) {
         try {
             const size_t n = recover_orphans(o, SIZE_MAX);
             printf("%s: %zu stopped hook(s) recovered from %s\n", kProg, n, journal_dir(o).c_str());
