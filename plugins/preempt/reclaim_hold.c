@@ -130,15 +130,33 @@ static bool victims_leaving(idletime_sched_t *sched, uint32_t job_id)
 	return false;
 }
 
-void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
+/* Whether a sweep already ran in this second of this scheduling pass. A pass is told apart by
+ * sdiag's cycle counters (each pass bumps its counter when it ends), not by the second alone: a
+ * pass that began in the second of the previous pass's sweep (an owner's submission, a drain and a
+ * scancel within one second) skipped its sweep, so a hold on a node drained meanwhile stayed on;
+ * the owner was then set aside as ReqNodeNotAvail, which 24.11's main pass skips while its
+ * required nodes are unavailable, and it waited for the next backfill cycle (30 s). */
+static bool swept_this_pass(time_t now)
 {
 	static time_t last;
+	static uint64_t last_pass;
+	uint64_t pass = ((uint64_t) slurmctld_diag_stats.schedule_cycle_counter << 32) |
+			slurmctld_diag_stats.bf_cycle_counter;
+
+	if (now == last && pass == last_pass)
+		return true;
+	last = now;
+	last_pass = pass;
+	return false;
+}
+
+void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
+{
 	static uint32_t ids[4096]; /* Holds::kMax: every hold is looked at */
 	size_t n;
 
-	if (now == last)
+	if (swept_this_pass(now))
 		return;
-	last = now;
 	n = idletime_sched_hold_ids(sched, ids, sizeof(ids) / sizeof(ids[0]));
 	for (size_t i = 0; i < n; i++) {
 		job_record_t *job = find_job_record(ids[i]);

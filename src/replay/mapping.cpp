@@ -62,7 +62,7 @@ std::vector<int> apportion(int total, const std::vector<double> &weights, const 
     if (min_sum > total)
         throw std::invalid_argument("quotas need at least " + std::to_string(min_sum) +
                                     " GPUs (largest job per team) but the pool has " +
-                                    std::to_string(total));
+                                    std::to_string(total) + " (more GPUs in --pools NAME=GPUS, or fewer quotas: --teams, --max-quotas)");
     double wsum = 0;
     for (double w : weights)
         wsum += w;

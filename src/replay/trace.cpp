@@ -3,6 +3,7 @@
 #include "replay/trace.hpp"
 #include "replay/trace_text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <istream>
@@ -104,34 +105,32 @@ public:
     std::vector<TraceRecord> read(std::istream &in, const std::string &origin, ReadStats &stats) const override
     {
         std::string line;
-        if (!std::getline(in, line))
+        text::Lines lines(in, origin);
+        if (!lines.next(line))
             throw TraceError(origin + ": empty file, expected an openb pod list header");
-        auto pos = header_positions(strip_cr(line), origin);
-        size_t ncols = split(strip_cr(line), ',').size();
+        auto pos = header_positions(line, origin);
+        size_t ncols = split(line, ',').size();
         std::vector<TraceRecord> out;
-        for (size_t lineno = 2; std::getline(in, line); lineno++) {
-            line = strip_cr(line);
+        std::map<std::string, size_t> seen;  // pod name -> its line
+        while (lines.next(line)) {
             if (line.empty())
                 continue;
             auto f = split(line, ',');
-            std::string where = origin + ":" + std::to_string(lineno);
+            std::string where = lines.where();
             if (f.size() != ncols)
                 throw TraceError(where + ": " + std::to_string(f.size()) + " fields, header has " +
                                  std::to_string(ncols));
             out.push_back(record(f, pos, where));
+            auto [it, fresh] = seen.emplace(out.back().name, lines.lineno());
+            if (!fresh)
+                throw TraceError(where + ": pod '" + out.back().name + "' is also on line " +
+                                 std::to_string(it->second) + " (each pod once)");
             stats.rows++;
         }
         return out;
     }
 
 private:
-    static std::string strip_cr(std::string s)
-    {
-        if (!s.empty() && s.back() == '\r')
-            s.pop_back();
-        return s;
-    }
-
     static TraceRecord record(const std::vector<std::string> &f, const std::array<size_t, NCols> &pos,
                               const std::string &where)
     {
@@ -148,6 +147,12 @@ private:
         r.creation_s = parse_int(f[pos[Creation]], false, where + " creation_time");
         r.scheduled_s = parse_int(f[pos[Scheduled]], true, where + " scheduled_time");
         r.deletion_s = parse_int(f[pos[Deletion]], true, where + " deletion_time");
+        if (r.scheduled_s >= 0 && r.scheduled_s < r.creation_s)
+            throw TraceError(where + ": scheduled_time " + std::to_string(r.scheduled_s) +
+                             " is before creation_time " + std::to_string(r.creation_s));
+        if (r.deletion_s >= 0 && r.deletion_s < std::max(r.creation_s, r.scheduled_s))
+            throw TraceError(where + ": deletion_time " + std::to_string(r.deletion_s) +
+                             " is before creation_time or scheduled_time");
         return r;
     }
 };

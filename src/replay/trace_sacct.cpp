@@ -48,6 +48,16 @@ std::array<size_t, NCols> header_positions(const std::string &header, const std:
     return pos;
 }
 
+// Slurm's first release was 2002; a year outside these is a corrupt record, not history.
+constexpr int kFirstYear = 2000, kLastYear = 2099;
+
+int days_in_month(int y, int mo)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[mo - 1] + (mo == 2 && leap ? 1 : 0);
+}
+
 // Epoch seconds of "YYYY-MM-DDTHH:MM:SS" read as UTC; kUnset for Unknown/None/empty; false if bad.
 bool parse_time(const std::string &s, int64_t &out)
 {
@@ -58,7 +68,8 @@ bool parse_time(const std::string &s, int64_t &out)
     int y, mo, d, h, mi, se;
     char tail = 0;
     if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 ||
-        s.size() != 19 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        s.size() != 19 || y < kFirstYear || y > kLastYear || mo < 1 || mo > 12 || d < 1 ||
+        d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60)
         return false;
     std::tm tm{};
     tm.tm_year = y - 1900;
@@ -119,20 +130,19 @@ public:
     std::vector<TraceRecord> read(std::istream &in, const std::string &origin, ReadStats &st) const override
     {
         std::string line;
-        if (!std::getline(in, line))
+        text::Lines lines(in, origin);
+        if (!lines.next(line))
             throw TraceError(origin + ": empty file, expected a sacct --parsable2 header line");
-        line = text::strip_cr(line);
         auto pos = header_positions(line, origin);
         size_t ncols = text::split(line, '|').size();
         std::vector<TraceRecord> out;
         std::vector<std::array<int64_t, 3>> times;  // submit, start, end (epoch or kUnset)
         std::map<std::string, size_t> seen;         // JobID -> index in out
-        for (size_t lineno = 2; std::getline(in, line); lineno++) {
-            line = text::strip_cr(line);
+        while (lines.next(line)) {
             if (line.empty())
                 continue;
             st.rows++;
-            std::string where = origin + ":" + std::to_string(lineno);
+            std::string where = lines.where();
             auto f = text::split(line, '|');
             if (f.size() != ncols) {
                 st.add_bad("field count", where + ": " + std::to_string(f.size()) + " fields, header has " +
@@ -181,7 +191,7 @@ private:
         for (int i = 0; i < 3; i++)
             if (!parse_time(f[pos[times[i]]], t[size_t(i)]))
                 return st.add_bad("bad time", where + ": " + kNames[times[i]] + " '" + f[pos[times[i]]] +
-                                                  "' is not YYYY-MM-DDTHH:MM:SS, Unknown or None"), false;
+                                                  "' is not a date YYYY-MM-DDTHH:MM:SS from 2000 to 2099, Unknown or None"), false;
         if (t[0] == kUnset)
             return st.add_bad("no Submit time", where + ": job " + r.name + " has no Submit time"), false;
         if (t[1] != kUnset && t[1] < t[0])

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <istream>
+#include <map>
 
 namespace idletime::replay {
 
@@ -44,21 +45,29 @@ public:
         std::vector<TraceRecord> out;
         std::string line;
         bool any = false;
-        for (size_t lineno = 1; std::getline(in, line); lineno++) {
-            line = text::strip_cr(line);
+        text::Lines lines(in, origin);
+        std::map<std::string, size_t> seen;  // "swf-N" -> its line
+        while (lines.next(line)) {
             any = true;
             auto w = text::words(line);
             if (w.empty() || w[0][0] == ';')
                 continue;
             st.rows++;
-            std::string where = origin + ":" + std::to_string(lineno);
+            std::string where = lines.where();
             if (w.size() != 18) {
                 st.add_bad("field count", where + ": " + std::to_string(w.size()) + " fields, SWF has 18");
                 continue;
             }
             TraceRecord r;
-            if (row(w, where, st, r))
-                out.push_back(std::move(r));
+            if (!row(w, where, st, r))
+                continue;
+            auto [it, fresh] = seen.emplace(r.name, lines.lineno());
+            if (!fresh) {
+                st.add_bad("duplicate job number", where + ": job number " + w[0] + " is also on line " +
+                                                       std::to_string(it->second));
+                continue;
+            }
+            out.push_back(std::move(r));
         }
         if (!any)
             throw TraceError(origin + ": empty file, expected Standard Workload Format lines");

@@ -1,7 +1,10 @@
 // Small text helpers shared by the trace readers (internal to src/replay).
 #pragma once
+#include "replay/trace.hpp"
+
 #include <charconv>
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -53,5 +56,49 @@ inline bool to_int(const std::string &text, int64_t &v)
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     return ec == std::errc() && end == text.data() + text.size();
 }
+
+// A trace's lines, bounded: a line over kMaxLine bytes or a file over kMaxLines lines (/dev/zero,
+// /dev/urandom, a binary or compressed file) ends the read with TraceError instead of filling
+// memory or running forever. Strips a trailing CR and, on line 1, a UTF-8 byte order mark.
+class Lines {
+public:
+    static constexpr size_t kMaxLine = 64 * 1024;
+    static constexpr size_t kMaxLines = 5'000'000;
+
+    Lines(std::istream &in, std::string origin) : in_(in), origin_(std::move(origin)), buf_(kMaxLine + 2) {}
+
+    bool next(std::string &line)
+    {
+        in_.getline(buf_.data(), std::streamsize(buf_.size()));
+        std::streamsize n = in_.gcount();
+        if (in_.fail() && !in_.eof() && n > 0 && !in_.bad())
+            throw TraceError(where(lineno_ + 1) + ": line longer than " + std::to_string(kMaxLine / 1024) +
+                             " KiB: not a text trace (a compressed or binary file?)");
+        if (n == 0 && in_.eof())
+            return false;
+        if (in_.bad() || (in_.fail() && !in_.eof()))
+            throw TraceError(where(lineno_ + 1) + ": read error");
+        if (++lineno_ > kMaxLines)
+            throw TraceError(origin_ + ": more than " + std::to_string(kMaxLines) +
+                             " lines: cut the trace to the time you replay (sacct -S/-E)");
+        line.assign(buf_.data(), size_t(n) - (in_.eof() ? 0 : 1));
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (lineno_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0)
+            line.erase(0, 3);
+        in_.clear(in_.rdstate() & std::ios::eofbit);
+        return true;
+    }
+    size_t lineno() const { return lineno_; }
+    std::string where() const { return where(lineno_); }
+
+private:
+    std::string where(size_t n) const { return origin_ + ":" + std::to_string(n); }
+
+    std::istream &in_;
+    std::string origin_;
+    std::vector<char> buf_;
+    size_t lineno_ = 0;
+};
 
 }  // namespace idletime::replay::text

@@ -73,7 +73,7 @@ struct ReasonCase {
 };
 
 const ReasonCase kSacctBad[] = {
-    {"bad time", "sacct_small.txt:10: Submit '2026-11-30 10:06:00' is not YYYY-MM-DDTHH:MM:SS"},
+    {"bad time", "sacct_small.txt:10: Submit '2026-11-30 10:06:00' is not a date YYYY-MM-DDTHH:MM:SS from 2000 to 2099"},
     {"unknown State", "sacct_small.txt:11: State 'WEIRD' unknown"},
     {"field count", "sacct_small.txt:12: 8 fields, header has 12"},
     {"End before Start", "job 108 ends before it starts"},
@@ -197,6 +197,84 @@ START_TEST(test_swf_procs_per_gpu)
 }
 END_TEST
 
+// What a reader throws for text, or "" when it reads it.
+std::string read_error(const char *kind, const std::string &text, ReadStats &st)
+{
+    std::istringstream in(text);
+    try {
+        make_trace_reader(kind, 1)->read(in, "t", st);
+    } catch (const TraceError &e) {
+        return e.what();
+    }
+    return "";
+}
+
+const char *const kSacctHead = "JobID|Account|Submit|Start|End|State|AllocTRES\n";
+
+// A line longer than 64 KiB (no newline in /dev/zero) ends the read, whatever the kind; a line
+// just under the limit is read.
+START_TEST(test_line_limit)
+{
+    static const char *const kinds[] = {"openb", "sacct", "swf"};
+    ReadStats st;
+    std::string endless(70 * 1024, '\0');
+    std::string err = read_error(kinds[_i], endless, st);
+    ck_assert_msg(err.find("t:1: line longer than 64 KiB") != std::string::npos, "%s: got '%s'", kinds[_i], err.c_str());
+    std::string near = std::string(kSacctHead) + "1|a|2026-11-30T10:00:00|||PENDING|gres/gpu=1|" +
+                       std::string(60 * 1024, 'x') + "\n";
+    ReadStats st2;
+    ck_assert_cxx_str_eq(read_error("sacct", near, st2), "");
+    ck_assert_int_eq(st2.rows, 1);
+}
+END_TEST
+
+// A UTF-8 byte order mark before the header is read past; CRLF line ends too.
+START_TEST(test_bom_crlf)
+{
+    ReadStats st;
+    std::string t = "\xEF\xBB\xBFJobID|Account|Submit|Start|End|State|AllocTRES\r\n"
+                    "7|phys|2026-11-30T10:00:00|2026-11-30T10:00:01|2026-11-30T10:01:01|COMPLETED|gres/gpu=2\r\n";
+    std::istringstream in(t);
+    auto recs = make_trace_reader("sacct", 1)->read(in, "t", st);
+    ck_assert_uint_eq(recs.size(), 1);
+    ck_assert_int_eq(recs[0].num_gpu, 2);
+    ck_assert_int_eq(recs[0].deletion_s, 61);
+}
+END_TEST
+
+// Days that do not exist and years outside 2000-2099 are bad times, counted, never normalized.
+START_TEST(test_sacct_impossible_dates)
+{
+    static const char *const dates[] = {"2026-02-30T10:00:00", "2025-02-29T10:00:00", "2026-04-31T00:00:00",
+                                        "9999-11-30T10:00:00", "1970-01-01T00:00:00"};
+    ReadStats st;
+    std::string t = std::string(kSacctHead) + "1|a|" + dates[_i] + "|||PENDING|gres/gpu=1\n" +
+                    "2|a|2024-02-29T10:00:00|||PENDING|gres/gpu=1\n";  // a leap day is a day
+    ck_assert_cxx_str_eq(read_error("sacct", t, st), "");
+    ck_assert_int_eq(st.bad_total(), 1);
+    ck_assert_int_eq(st.bad.at("bad time"), 1);
+}
+END_TEST
+
+// A repeated SWF job number is a bad row; a repeated openb pod, or one deleted before it was
+// created, stops the read (openb files are clean: such a row is a corrupt file).
+START_TEST(test_duplicates_and_order)
+{
+    ReadStats st;
+    std::string swf = "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 1 -1 -1\n1 5 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 1 -1 -1\n";
+    ck_assert_cxx_str_eq(read_error("swf", swf, st), "");
+    ck_assert_int_eq(st.bad.at("duplicate job number"), 1);
+    const std::string head = "name,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time\n";
+    ReadStats s2;
+    std::string err = read_error("openb", head + "p,1,1000,,LS,0,10,0\np,1,1000,,LS,5,10,5\n", s2);
+    ck_assert_msg(err.find("t:3: pod 'p' is also on line 2") != std::string::npos, "got '%s'", err.c_str());
+    err = read_error("openb", head + "p,1,1000,,LS,50,40,50\n", s2);
+    ck_assert_msg(err.find("t:2: deletion_time 40 is before") != std::string::npos, "got '%s'", err.c_str());
+    err = read_error("openb", head + "p,1,1000,,LS,50,80,20\n", s2);
+    ck_assert_msg(err.find("t:2: scheduled_time 20 is before creation_time 50") != std::string::npos, "got '%s'", err.c_str());
+}
+END_TEST
+
 Suite *readers_suite()
 {
     Suite *s = suite_create("readers");
@@ -208,6 +286,10 @@ Suite *readers_suite()
     tcase_add_test(tc, test_sacct_strict);
     tcase_add_test(tc, test_swf_records);
     tcase_add_test(tc, test_swf_procs_per_gpu);
+    tcase_add_loop_test(tc, test_line_limit, 0, 3);
+    tcase_add_test(tc, test_bom_crlf);
+    tcase_add_loop_test(tc, test_sacct_impossible_dates, 0, 5);
+    tcase_add_test(tc, test_duplicates_and_order);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 namespace fs = std::filesystem;
 using namespace idletime::replay;
@@ -76,14 +77,91 @@ JobStream map_stream(const Options &o, const Trace &t)
     }
 }
 
+// Exit 2 when no job of the trace has the QOS or partition that --idle-qos/--idle-partition
+// names: a misspelt name would replay a site without one idle-time job.
+void check_idle_rule(const Options &o, const Trace &t)
+{
+    const IdleRule &r = o.map.idle;
+    if (r.kind == IdleRuleKind::Share || (!o.given.count("--idle-qos") && !o.given.count("--idle-partition")))
+        return;  // openb's default QOS BE may be absent from a pod list
+    bool qos = r.kind == IdleRuleKind::Qos;
+    std::set<std::string> names;
+    for (const auto &rec : t.records) {
+        const std::string &n = qos ? rec.qos_name : rec.partition;
+        if (n == r.name)
+            return;
+        if (!n.empty())
+            names.insert(n);
+    }
+    std::string seen;
+    for (const auto &n : names)
+        seen += (seen.empty() ? "" : ", ") + n;
+    bad_input(std::string(qos ? "--idle-qos" : "--idle-partition") + " '" + r.name + "': no job of --trace '" +
+              o.trace + "' has it (" + (qos ? "QOS" : "partitions") + " in the trace: " +
+              (seen.empty() ? "none" : seen) + ")");
+}
+
+// Exit 2 when a seed's mapping keeps no job: a run would replay nothing.
+void check_mapped(const Options &o, const JobStream &js)
+{
+    if (!js.jobs.empty())
+        return;
+    const MapStats &m = js.stats;
+    bad_input("--trace '" + o.trace + "': no job left after mapping with seed " + std::to_string(o.map.seed) +
+              " (" + std::to_string(m.pods) + " jobs: " + std::to_string(m.outside_window) +
+              " outside --window-start/--window-len, " + std::to_string(m.no_gpu) + " without GPU, " +
+              std::to_string(m.never_scheduled) + " never started, " + std::to_string(m.sampled_out) +
+              " left out by --sample, " + std::to_string(m.unmapped_spec) + " of a GPU model --spec-map does not map, " +
+              std::to_string(m.fractional_skipped + m.no_quota) + " fractional or in no site quota)");
+}
+
+// What an earlier replay wrote into --out: its stream and report files, configuration and seed
+// directories. Only these are removed, and only where the directory holds the replay's marker.
+bool replay_entry(const fs::directory_entry &e)
+{
+    std::string n = e.path().filename().string(), ext = e.path().extension().string();
+    if (e.is_directory())
+        return (n.size() == 1 && n[0] >= 'A' && n[0] <= 'D') ||
+               (n.rfind("seed-", 0) == 0 && n.size() > 5 && n.find_first_not_of("0123456789", 5) == std::string::npos);
+    return e.is_regular_file() && (ext == ".csv" || ext == ".md" || ext == ".json" || ext == ".png" || ext == ".svg");
+}
+
+// --out: a new or empty directory, or one an earlier replay wrote (its marker file), whose files
+// are removed first so none of an earlier run (seed-3 of three seeds, configuration D) sits beside
+// this run's. Anything else exits 2, before a file is written.
+void prepare_out(const std::string &out)
+{
+    const std::string marker = out + "/.idletime-replay";
+    std::error_code ec;
+    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+        bad_input("--out '" + out + "' exists and is not a directory");
+    if (fs::is_directory(out, ec) && !fs::is_empty(out, ec)) {
+        if (!fs::exists(marker, ec))
+            bad_input("--out '" + out + "' is not empty and was not written by idletime-replay: name a new or empty directory");
+        for (const auto &e : fs::directory_iterator(out, ec))
+            if (replay_entry(e))
+                fs::remove_all(e.path(), ec);
+    }
+    fs::create_directories(out, ec);
+    if (ec)
+        bad_input("--out '" + out + "': cannot create it: " + ec.message());
+    if (!std::ofstream(marker).good())
+        bad_input("--out '" + out + "': cannot write in it");
+}
+
 void write_stream_files(const Options &o, const JobStream &js, const ReadStats &rs)
 {
-    fs::create_directories(o.out);
+    std::error_code ec;
+    fs::create_directories(o.out, ec);
     std::ofstream jobs(o.out + "/jobs.csv"), quotas(o.out + "/quotas.csv"), md(o.out + "/mapping.md");
+    if (ec || !jobs || !quotas || !md)
+        bad_input("--out '" + o.out + "': cannot write the job stream there");
     write_jobs_csv(jobs, js.jobs);
     write_quotas_csv(quotas, js.quotas);
     md << mapping_markdown(o, js, rs);
     write_replay_config(o.out + "/idletime.json", js, o);
+    if (!jobs.flush() || !quotas.flush() || !md.flush())
+        bad_input("--out '" + o.out + "': writing the job stream failed (disk full?)");
 }
 
 int run_all(const Options &o, const JobStream &js, const ReadStats &rs, std::vector<ConfigResult> &results)
@@ -149,17 +227,24 @@ int main(int argc, char **argv)
 {
     Options o = parse_options(argc, argv);
     Trace t = load_trace(o);
+    check_idle_rule(o, t);
+    std::vector<std::pair<Options, JobStream>> streams;  // every seed mapped before a file is written
+    for (uint64_t seed : o.seeds) {
+        Options so = o;
+        so.map.seed = seed;
+        if (o.seeds.size() > 1)
+            so.out = o.out + "/seed-" + std::to_string(seed);
+        JobStream js = map_stream(so, t);
+        check_mapped(so, js);
+        streams.emplace_back(std::move(so), std::move(js));
+    }
+    prepare_out(o.out);
     std::vector<std::vector<ConfigResult>> by_seed;
     int rc = 0;
     try {
-        for (uint64_t seed : o.seeds) {
-            Options so = o;
-            so.map.seed = seed;
-            if (o.seeds.size() > 1)
-                so.out = o.out + "/seed-" + std::to_string(seed);
-            JobStream js = map_stream(so, t);
+        for (const auto &[so, js] : streams) {
             write_stream_files(so, js, t.stats);
-            std::cout << "idletime/replay: seed " << seed << ": " << js.jobs.size() << " jobs ("
+            std::cout << "idletime/replay: seed " << so.map.seed << ": " << js.jobs.size() << " jobs ("
                       << js.stats.guaranteed << " guaranteed, " << js.stats.idle << " idle-time) over "
                       << js.span_s << " s; " << t.stats.bad_total() << " bad trace rows; stream in "
                       << so.out << "/jobs.csv" << std::endl;

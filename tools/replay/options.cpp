@@ -30,6 +30,13 @@ double num(const std::string &opt, const std::string &v)
     return d;
 }
 
+const std::string &nonempty(const std::string &opt, const std::string &v)
+{
+    if (v.empty())
+        bad(opt + " needs a name");
+    return v;
+}
+
 std::map<std::string, std::string> spec_map(const std::string &v)
 {
     std::map<std::string, std::string> out;
@@ -45,16 +52,35 @@ std::map<std::string, std::string> spec_map(const std::string &v)
 }
 
 // num() takes any non-negative strtod value (1e3, inf, nan): is d a whole number in [lo, hi]?
-bool in_whole_range(double d, int lo, int hi) { return std::isfinite(d) && d >= lo && d <= hi && d == std::floor(d); }
+bool in_whole_range(double d, double lo, double hi)
+{
+    return std::isfinite(d) && d >= lo && d <= hi && d == std::floor(d);
+}
 
-int whole(const std::string &opt, const std::string &v, int lo, int hi, const std::string &what)
+int64_t whole(const std::string &opt, const std::string &v, int64_t lo, int64_t hi, const std::string &what)
 {
     double d = num(opt, v);
-    if (!in_whole_range(d, lo, hi))
+    if (!in_whole_range(d, double(lo), double(hi)))
         bad(opt + " '" + v + "' must be " + what + ", a whole number from " + std::to_string(lo) + " to " +
             std::to_string(hi));
-    return int(d);
+    return int64_t(d);
 }
+
+// A finite number in [lo, hi] (lo itself excluded when open_lo).
+double number(const std::string &opt, const std::string &v, double lo, double hi, bool open_lo, const std::string &what)
+{
+    double d = num(opt, v);
+    if (!std::isfinite(d) || d < lo || (open_lo && d == lo) || d > hi) {
+        char range[96];
+        std::snprintf(range, sizeof(range), "%s%g to %g", open_lo ? "more than " : "", lo, hi);
+        bad(opt + " '" + v + "' must be " + what + ", " + range);
+    }
+    return d;
+}
+
+constexpr int64_t kMaxSeed = 4294967295;      // seeds are 32-bit
+constexpr int64_t kMaxTraceS = 3155760000;    // 100 years of trace seconds
+constexpr double kWeekS = 7 * 86400.0;
 
 // --pools a100=256,h100=64: the local pools (name = GRES type), GPUs each.
 std::vector<LocalPool> pools_arg(const std::string &v)
@@ -110,37 +136,53 @@ const std::map<std::string, Setter> &setters()
                  bad("--quota-percentile '" + v + "' must be in (0, 100]");
              o.map.quota_percentile = p / 100;
          }},
-        {"--max-quotas", [](Options &o, const std::string &v) { o.map.max_quotas = int(num("--max-quotas", v)); }},
+        {"--max-quotas", [](Options &o, const std::string &v) {
+             o.map.max_quotas = int(whole("--max-quotas", v, 1, 1000, "quotas per pool"));
+         }},
         {"--idle-share", [](Options &o, const std::string &v) {
              double x = num("--idle-share", v);
              if (x > 1)
                  bad("--idle-share '" + v + "' must be in [0, 1]");
              o.map.idle = {IdleRuleKind::Share, "", x};
          }},
-        {"--idle-qos", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Qos, v, 0}; }},
-        {"--idle-partition", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Partition, v, 0}; }},
+        {"--idle-qos", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Qos, nonempty("--idle-qos", v), 0}; }},
+        {"--idle-partition", [](Options &o, const std::string &v) {
+             o.map.idle = {IdleRuleKind::Partition, nonempty("--idle-partition", v), 0};
+         }},
         {"--procs-per-gpu", [](Options &o, const std::string &v) {
-             o.procs_per_gpu = int(num("--procs-per-gpu", v));
-             if (o.procs_per_gpu < 1)
-                 bad("--procs-per-gpu '" + v + "' must be >= 1");
+             o.procs_per_gpu = int(whole("--procs-per-gpu", v, 1, 4096, "SWF processors per GPU"));
          }},
         {"--seeds", [](Options &o, const std::string &v) {
              std::stringstream ss(v);
              std::string item;
              o.seeds.clear();
              while (std::getline(ss, item, ','))
-                 o.seeds.push_back(uint64_t(num("--seeds", item)));
-             if (o.seeds.empty() || o.seeds.size() > 9)
+                 o.seeds.push_back(uint64_t(whole("--seeds item", item, 0, kMaxSeed, "a seed")));
+             if (o.seeds.empty() || o.seeds.size() > 9 || v.back() == ',')
                  bad("--seeds '" + v + "' must list 1 to 9 seeds (e.g. 1,2,3)");
+             for (size_t i = 0; i < o.seeds.size(); i++)
+                 for (size_t j = i + 1; j < o.seeds.size(); j++)
+                     if (o.seeds[i] == o.seeds[j])
+                         bad("--seeds '" + v + "' names seed " + std::to_string(o.seeds[i]) + " twice");
          }},
         {"--out", [](Options &o, const std::string &v) { o.out = v; }},
-        {"--window-start", [](Options &o, const std::string &v) { o.map.window_start_s = int64_t(num("--window-start", v)); }},
-        {"--window-len", [](Options &o, const std::string &v) { o.map.window_len_s = int64_t(num("--window-len", v)); }},
-        {"--compress", [](Options &o, const std::string &v) { o.map.compress = num("--compress", v); }},
-        {"--seed", [](Options &o, const std::string &v) { o.map.seed = uint64_t(num("--seed", v)); }},
-        {"--teams", [](Options &o, const std::string &v) { o.map.teams = int(num("--teams", v)); }},
-        {"--min-duration", [](Options &o, const std::string &v) { o.map.min_duration_s = num("--min-duration", v); }},
-        {"--sample", [](Options &o, const std::string &v) { o.map.sample = num("--sample", v); }},
+        {"--window-start", [](Options &o, const std::string &v) {
+             o.map.window_start_s = whole("--window-start", v, 0, kMaxTraceS, "trace seconds");
+         }},
+        {"--window-len", [](Options &o, const std::string &v) {
+             o.map.window_len_s = whole("--window-len", v, 1, kMaxTraceS, "trace seconds");
+         }},
+        {"--compress", [](Options &o, const std::string &v) {
+             o.map.compress = number("--compress", v, 1, 1e6, false, "a compression factor");
+         }},
+        {"--seed", [](Options &o, const std::string &v) { o.map.seed = uint64_t(whole("--seed", v, 0, kMaxSeed, "a seed")); }},
+        {"--teams", [](Options &o, const std::string &v) { o.map.teams = int(whole("--teams", v, 1, 64, "quotas per pool")); }},
+        {"--min-duration", [](Options &o, const std::string &v) {
+             o.map.min_duration_s = number("--min-duration", v, 0, kWeekS, false, "trace seconds");
+         }},
+        {"--sample", [](Options &o, const std::string &v) {
+             o.map.sample = number("--sample", v, 0, 1, true, "the share of jobs kept");
+         }},
         {"--max-gpus", [](Options &o, const std::string &v) {
              o.map.max_gpus_per_job = whole("--max-gpus", v, 1, kMaxNodeGpus, "GPUs per node");
          }},
@@ -163,10 +205,14 @@ const std::map<std::string, Setter> &setters()
         {"--start-script", [](Options &o, const std::string &v) { o.start_script = v; }},
         {"--prefix", [](Options &o, const std::string &v) { o.prefix = v; }},
         {"--worker", [](Options &o, const std::string &v) { o.worker = v; }},
-        {"--poll", [](Options &o, const std::string &v) { o.poll_s = num("--poll", v); }},
-        {"--timeout", [](Options &o, const std::string &v) { o.timeout_s = num("--timeout", v); }},
-        {"--ckpt-every", [](Options &o, const std::string &v) { o.ckpt_every_s = num("--ckpt-every", v); }},
-        {"--requeue-delay", [](Options &o, const std::string &v) { o.requeue_delay_s = int(num("--requeue-delay", v)); }},
+        {"--poll", [](Options &o, const std::string &v) { o.poll_s = number("--poll", v, 0.05, 60, false, "seconds"); }},
+        {"--timeout", [](Options &o, const std::string &v) { o.timeout_s = number("--timeout", v, 0, kWeekS, false, "seconds"); }},
+        {"--ckpt-every", [](Options &o, const std::string &v) {
+             o.ckpt_every_s = number("--ckpt-every", v, 0, 86400, true, "seconds");
+         }},
+        {"--requeue-delay", [](Options &o, const std::string &v) {
+             o.requeue_delay_s = int(whole("--requeue-delay", v, 0, 3600, "seconds"));
+         }},
         {"--c-routing", [](Options &o, const std::string &v) {
              if (v != "plugin" && v != "direct")
                  bad("--c-routing '" + v + "' unknown, allowed: plugin, direct");
