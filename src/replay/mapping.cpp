@@ -235,6 +235,7 @@ void shape(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidate &c
     if (o.split_gangs)
         nodes = std::max(nodes, (r.num_gpu + node - 1) / node);
     int per = (r.num_gpu + nodes - 1) / nodes;
+    bool changed = per > node;
     if (per > node) {
         per = node;
         st.gpus_capped++;
@@ -243,8 +244,10 @@ void shape(const TraceRecord &r, const MapOptions &o, MapStats &st, Candidate &c
     if (nodes > pool_nodes) {
         nodes = pool_nodes;
         st.gang_capped++;
+        changed = true;
     }
     st.gangs += nodes > 1;
+    st.gang_rounded_up += !changed && per * nodes > r.num_gpu;  // 5 GPUs on 2 nodes: 3 + 3
     c.nodes = nodes;
     c.gpus = per * nodes;
 }

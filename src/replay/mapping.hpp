@@ -126,6 +126,7 @@ struct MapStats {
     int gpus_capped = 0;          // kept, GPUs per node above max_gpus_per_job
     int gangs = 0;                // kept, more than one node
     int gang_capped = 0;          // kept, more nodes than its pool has
+    int gang_rounded_up = 0;      // kept, gang GPUs rounded up to the same count on every node
     int accounts_merged = 0;      // Accounts: accounts folded into "<pool>-other"
     int be_capped_to_quota = 0;   // kept, idle-time job larger than its team's quota
     int carried_over = 0;         // kept, running at the window start

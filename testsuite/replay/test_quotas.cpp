@@ -139,7 +139,8 @@ END_TEST
 START_TEST(test_gangs)
 {
     std::vector<TraceRecord> rs{job("two", "A", 8, 0, 100, 2), job("split", "A", 12, 0, 100, 1),
-                                job("huge", "B", 64, 0, 100, 8), job("one", "B", 1, 0, 100)};
+                                job("huge", "B", 64, 0, 100, 8), job("one", "B", 1, 0, 100),
+                                job("odd", "B", 5, 0, 100)};
     MapOptions o = opts();
     o.max_quotas = 1;  // one quota "a100-other" of all 16 GPUs, so the cut gang fits it
     JobStream js = map_trace(rs, o);
@@ -147,15 +148,17 @@ START_TEST(test_gangs)
     ck_assert_int_eq(find(js, "two")->gpus, 8);
     ck_assert_int_eq(find(js, "split")->nodes, 3);
     ck_assert_int_eq(find(js, "split")->gpus, 12);
-    ck_assert_int_eq(js.stats.gangs, 3);
+    ck_assert_int_eq(js.stats.gangs, 4);
     ck_assert_int_eq(js.stats.gang_capped, 1);
+    ck_assert_int_eq(find(js, "odd")->gpus, 6);  // 5 GPUs: 2 nodes x 3, counted
+    ck_assert_int_eq(js.stats.gang_rounded_up, 1);
     ck_assert_int_eq(find(js, "huge")->nodes, 4);
     o.split_gangs = false;  // openb: pods stay on one node, capped at its size
     rs.erase(rs.begin() + 2);
     JobStream capped = map_trace(rs, o);
     ck_assert_int_eq(find(capped, "split")->nodes, 1);
     ck_assert_int_eq(find(capped, "split")->gpus, 4);
-    ck_assert_int_eq(capped.stats.gpus_capped, 1);
+    ck_assert_int_eq(capped.stats.gpus_capped, 2);  // split (12) and odd (5)
 }
 END_TEST
 
