@@ -558,22 +558,6 @@ void journal_start(const Options &o, const slurmjob::Job &job, bool have, hook::
              o.job_id, err.c_str());
 }
 
-// Why a stopped hook's job is not judged again, or "" when it is to be (it has ended, as the same
-// job and run the hook saw, and Slurm had not requeued it).
-std::string not_recoverable(const hook::InFlight &e, const slurmjob::Job &job) {
-    if (e.snapshot && e.requeued)
-        return "Slurm had requeued it (preemption or node failure): that run's record is not stored; the job runs again anyway";
-    if (e.snapshot && e.submit_time != job.submit_time)
-        return "its id now names a job submitted at " + std::to_string(job.submit_time) + ", not " +
-               std::to_string(e.submit_time) + ": left alone";
-    const bool ended = !job.pending && job.snap.end != ft::JobEnd::Other && !job.snap.requeued;
-    if (!ended || job.snap.restart_cnt != e.restart_cnt)
-        return std::string("the job has moved on (") + (job.pending ? "pending" : ended ? "ended" : "running") +
-               ", restart count " + std::to_string(job.snap.restart_cnt) + "): run " +
-               std::to_string(e.restart_cnt) + "'s record is not stored";
-    return "";
-}
-
 // The work a stopped hook left: judged again from slurmctld's record (a finished job's is stable)
 // with the node states and options of the hook's snapshot. Later while the job is completing or
 // slurmctld does not answer; a job slurmctld no longer knows (MinJobAge) is dropped.
@@ -594,7 +578,12 @@ hook::Orphan recover_one(const Options &base, const hook::InFlight &e) {
         logf("job %u: its hook stopped before it had finished; the job is still completing: left for a later hook", e.job);
         return hook::Orphan::Later;
     }
-    const std::string why = not_recoverable(e, job);
+    hook::JobNow now;
+    now.pending = job.pending;
+    now.ended = !job.pending && job.snap.end != ft::JobEnd::Other && !job.snap.requeued;
+    now.restart_cnt = job.snap.restart_cnt;
+    now.submit_time = job.submit_time;
+    const std::string why = hook::not_recoverable(e, now);
     if (!why.empty()) {
         logf("job %u: its hook stopped before it had finished; %s", e.job, why.c_str());
         return hook::Orphan::Drop;

@@ -59,6 +59,18 @@ using DropFn = std::function<void(const std::string &name, const std::string &wh
 size_t journal_orphans(const std::string &dir, size_t max, int64_t max_age_s, time_t now,
                        const std::function<Orphan(const InFlight &)> &fn, const DropFn &drop);
 
+// What slurmctld's record says of an entry's job when it is recovered.
+struct JobNow {
+    bool pending = false;       // PENDING (or requeued and waiting)
+    bool ended = false;         // ended, not requeued, with an end the ft core can judge
+    uint32_t restart_cnt = 0;
+    int64_t submit_time = 0;
+};
+// Why a stopped hook's job is not judged again, or "" when it is to be: it has ended, as the same
+// job (its id is not reused: same submit time as the snapshot's, submitted before the entry was
+// written) and the same run the hook saw, and Slurm had not requeued it.
+std::string not_recoverable(const InFlight &e, const JobNow &now);
+
 // Text of an entry and back (one JSON object). Decode is strict: false with err for anything else.
 std::string journal_encode(const InFlight &e);
 bool journal_decode(const std::string &text, InFlight &e, std::string &err);

@@ -288,12 +288,45 @@ START_TEST(unwritable_dir) {
 }
 END_TEST
 
+// Which stopped hooks' jobs are judged again. A reused job id (slurmctld lost its state and gave
+// the id to a new job) is left alone, with or without a snapshot; so is a run that moved on.
+START_TEST(recover_only_same_job_and_run) {
+    InFlight e = entry(7, 2);
+    JobNow now;
+    now.ended = true;
+    now.restart_cnt = 2;
+    now.submit_time = e.submit_time;
+    ck_assert_str_eq(not_recoverable(e, now).c_str(), "");
+    JobNow reused = now;
+    reused.submit_time = e.written + 5;
+    reused.restart_cnt = 2;  // a forged match of the run count changes nothing
+    ck_assert_msg(not_recoverable(e, reused).find("its id now names a job submitted at") == 0, "%s",
+                  not_recoverable(e, reused).c_str());
+    InFlight blind = e;  // the hook had no snapshot: no submit time of its own
+    blind.snapshot = false;
+    blind.submit_time = 0;
+    ck_assert_str_eq(not_recoverable(blind, now).c_str(), "");  // submitted before the entry
+    ck_assert_msg(not_recoverable(blind, reused).find("after the entry was written") != std::string::npos, "%s",
+                  not_recoverable(blind, reused).c_str());
+    JobNow again = now;
+    again.restart_cnt = 3;
+    again.pending = true;
+    again.ended = false;
+    ck_assert_msg(not_recoverable(e, again).find("the job has moved on (pending, restart count 3)") == 0, "%s",
+                  not_recoverable(e, again).c_str());
+    InFlight requeued = e;
+    requeued.requeued = true;
+    ck_assert_msg(not_recoverable(requeued, now).find("Slurm had requeued it") == 0, "requeued");
+}
+END_TEST
+
 }  // namespace
 
 int main() {
     char root[] = "/tmp/idletime-journal-XXXXXX";
     if (!mkdtemp(root)) return EXIT_FAILURE;
     g_root = root;
+
     Suite *s = suite_create("hook-journal");
     TCase *t = tcase_create("journal");
     tcase_set_timeout(t, 30);
@@ -306,6 +339,7 @@ int main() {
     tcase_add_test(t, directory_checked);
     tcase_add_test(t, encode_round_trip);
     tcase_add_test(t, unwritable_dir);
+    tcase_add_test(t, recover_only_same_job_and_run);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
