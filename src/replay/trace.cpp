@@ -138,8 +138,13 @@ private:
         r.name = f[pos[Name]];
         if (r.name.empty())
             throw TraceError(where + ": empty pod name");
-        r.num_gpu = static_cast<int>(parse_int(f[pos[NumGpu]], false, where + " num_gpu"));
-        r.gpu_milli = static_cast<int>(parse_int(f[pos[GpuMilli]], false, where + " gpu_milli"));
+        int64_t gpus = parse_int(f[pos[NumGpu]], false, where + " num_gpu");
+        int64_t milli = parse_int(f[pos[GpuMilli]], false, where + " gpu_milli");
+        if (gpus > text::kMaxCount || milli > 1000)
+            throw TraceError(where + ": num_gpu " + f[pos[NumGpu]] + " or gpu_milli " + f[pos[GpuMilli]] +
+                             " out of range (at most 1000000 GPUs, 1000 milli-GPUs)");
+        r.num_gpu = static_cast<int>(gpus);
+        r.gpu_milli = static_cast<int>(milli);
         if (!f[pos[GpuSpec]].empty())
             r.models = split(f[pos[GpuSpec]], '|');
         r.qos = parse_qos(f[pos[Qos]], where);
@@ -147,6 +152,8 @@ private:
         r.creation_s = parse_int(f[pos[Creation]], false, where + " creation_time");
         r.scheduled_s = parse_int(f[pos[Scheduled]], true, where + " scheduled_time");
         r.deletion_s = parse_int(f[pos[Deletion]], true, where + " deletion_time");
+        if (std::max({r.creation_s, r.scheduled_s, r.deletion_s}) > text::kMaxTraceSeconds)
+            throw TraceError(where + ": a time beyond 3155760000 s (100 years)");
         if (r.scheduled_s >= 0 && r.scheduled_s < r.creation_s)
             throw TraceError(where + ": scheduled_time " + std::to_string(r.scheduled_s) +
                              " is before creation_time " + std::to_string(r.creation_s));

@@ -11,7 +11,6 @@
 #include "replay/trace_text.hpp"
 
 #include <array>
-#include <cstdio>
 #include <ctime>
 #include <istream>
 #include <limits>
@@ -65,11 +64,16 @@ bool parse_time(const std::string &s, int64_t &out)
         out = kUnset;
         return true;
     }
-    int y, mo, d, h, mi, se;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &tail) != 6 ||
-        s.size() != 19 || y < kFirstYear || y > kLastYear || mo < 1 || mo > 12 || d < 1 ||
-        d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60)
+    static const char kShape[] = "dddd-dd-ddTdd:dd:dd";  // digits only: no sign, blank or 'Z'
+    if (s.size() != sizeof(kShape) - 1)
+        return false;
+    for (size_t i = 0; i < s.size(); i++)
+        if (kShape[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != kShape[i])
+            return false;
+    auto num = [&](size_t at, size_t len) { return std::stoi(s.substr(at, len)); };
+    int y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
+    if (y < kFirstYear || y > kLastYear || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
+        mi > 59 || se > 60)
         return false;
     std::tm tm{};
     tm.tm_year = y - 1900;
@@ -94,7 +98,7 @@ bool parse_tres(const std::string &s, TraceRecord &r, int &tres_nodes)
             return false;
         std::string key = item.substr(0, eq), val = item.substr(eq + 1);
         int64_t n = 0;
-        bool num = text::to_int(val, n) && n >= 0;
+        bool num = text::to_int(val, n) && n >= 0 && n <= text::kMaxCount;
         if (key == "gres/gpu") {
             if (!num)
                 return false;
@@ -111,6 +115,8 @@ bool parse_tres(const std::string &s, TraceRecord &r, int &tres_nodes)
             tres_nodes = int(n);
         }
     }
+    if (typed > text::kMaxCount)
+        return false;
     r.num_gpu = int(plain >= 0 ? plain : typed);
     return true;
 }
@@ -205,8 +211,8 @@ private:
         if (!parse_tres(tres, r, tres_nodes))
             return st.add_bad("bad TRES", where + ": TRES '" + tres + "' is not a list of name=count"), false;
         int64_t nodes = tres_nodes > 0 ? tres_nodes : 1;
-        if (pos[NNodes] != kAbsent && !(text::to_int(f[pos[NNodes]], nodes) && nodes >= 1))
-            return st.add_bad("bad NNodes", where + ": NNodes '" + f[pos[NNodes]] + "' is not a count >= 1"), false;
+        if (pos[NNodes] != kAbsent && !(text::to_int(f[pos[NNodes]], nodes) && nodes >= 1 && nodes <= text::kMaxCount))
+            return st.add_bad("bad NNodes", where + ": NNodes '" + f[pos[NNodes]] + "' is not a count from 1 to 1000000"), false;
         r.nodes = int(nodes);
         if (state == "RUNNING" || state == "SUSPENDED")
             t[2] = kUnset;

@@ -91,6 +91,12 @@ private:
         int64_t procs = v[4] > 0 ? v[4] : v[7];
         if (procs < 0)
             return st.add_bad("no processor count", where + ": allocated and requested processors unknown"), false;
+        if (procs > text::kMaxCount * procs_per_gpu_)
+            return st.add_bad("count out of range", where + ": " + std::to_string(procs) + " processors"), false;
+        for (int i : {1, 2, 3})
+            if (v[i] > text::kMaxTraceSeconds || v[i] < -1)
+                return st.add_bad("time out of range", where + ": field " + std::to_string(i + 1) + " '" +
+                                                           w[size_t(i)] + "' is not -1 or 0 to 3155760000 s"), false;
         r.name = "swf-" + std::to_string(v[0]);
         r.num_gpu = int((procs + procs_per_gpu_ - 1) / procs_per_gpu_);
         r.account = v[12] >= 0 ? "g" + std::to_string(v[12]) : "g-unknown";

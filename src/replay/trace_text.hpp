@@ -57,6 +57,11 @@ inline bool to_int(const std::string &text, int64_t &v)
     return ec == std::errc() && end == text.data() + text.size();
 }
 
+// Largest GPU, node or processor count and largest time (trace seconds, 100 years) a trace row
+// may give: beyond them a row is corrupt, not history (and would not fit the mapping's ints).
+constexpr int64_t kMaxCount = 1'000'000;
+constexpr int64_t kMaxTraceSeconds = 3'155'760'000;
+
 // A trace's lines, bounded: a line over kMaxLine bytes or a file over kMaxLines lines (/dev/zero,
 // /dev/urandom, a binary or compressed file) ends the read with TraceError instead of filling
 // memory or running forever. Strips a trailing CR and, on line 1, a UTF-8 byte order mark.
@@ -65,7 +70,7 @@ public:
     static constexpr size_t kMaxLine = 64 * 1024;
     static constexpr size_t kMaxLines = 5'000'000;
 
-    Lines(std::istream &in, std::string origin) : in_(in), origin_(std::move(origin)), buf_(kMaxLine + 2) {}
+    Lines(std::istream &in, std::string origin) : in_(in), origin_(std::move(origin)), buf_(kMaxLine + 1) {}
 
     bool next(std::string &line)
     {
@@ -80,12 +85,14 @@ public:
             throw TraceError(where(lineno_ + 1) + ": read error");
         if (++lineno_ > kMaxLines)
             throw TraceError(origin_ + ": more than " + std::to_string(kMaxLines) +
-                             " lines: cut the trace to the time you replay (sacct -S/-E)");
+                             " lines: cut the trace to the time you replay (sacct: -S and -E)");
         line.assign(buf_.data(), size_t(n) - (in_.eof() ? 0 : 1));
         if (!line.empty() && line.back() == '\r')
             line.pop_back();
         if (lineno_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0)
             line.erase(0, 3);
+        if (line.find('\0') != std::string::npos)
+            throw TraceError(where() + ": a NUL byte: not a text trace (a binary file?)");
         in_.clear(in_.rdstate() & std::ios::eofbit);
         return true;
     }

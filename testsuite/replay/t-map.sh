@@ -36,7 +36,7 @@ check_bad "cannot read --trace" map --trace "$OUT/none.csv" --out "$OUT/bad"
 check_bad "--kind 'philly' unknown, allowed: openb, sacct, swf" map --trace x --out "$OUT/bad" --kind philly
 check_bad "column 'AllocTRES' or 'ReqTRES' missing" map --kind sacct --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
 check_bad "--seed and --seeds exclude each other" map --trace x --out "$OUT/bad" --seed 1 --seeds 1,2
-check_bad "--quota-percentile '0' must be in (0, 100]" map --trace x --out "$OUT/bad" --quota-percentile 0
+check_bad "--quota-percentile '0' must be a percentile, more than 0 to 100" map --trace x --out "$OUT/bad" --quota-percentile 0
 check_bad "no job read as swf" map --kind swf --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
 # The replay cluster's size: --pools NAME=GPUS and --max-gpus (GPUs per node) shape idletime.json.
 "$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/p" --window-start 0 --window-len 1000 \
@@ -84,7 +84,7 @@ grep -q '^swf-4,[^,]*,[^,]*,8,.*,2$' "$OUT/sw/seed-1/jobs.csv" || fail "swf: 16 
 check_bad "line longer than 64 KiB: not a text trace" map --kind sacct --trace /dev/zero --out "$OUT/bad"
 check_bad "line longer than 64 KiB: not a text trace" map --kind swf --trace /dev/zero --out "$OUT/bad"
 check_bad "--compress 'inf' must be a compression factor, 1 to 1e+06" map --trace x --out "$OUT/bad" --compress inf
-check_bad "--min-duration '1e9' must be trace seconds, 0 to 604800" map --trace x --out "$OUT/bad" --min-duration 1e9
+check_bad "--min-duration '1e9' must be replay seconds, 0 to 3600" map --trace x --out "$OUT/bad" --min-duration 1e9
 check_bad "--window-len '1.5' must be trace seconds, a whole number from 1 to" map --trace x --out "$OUT/bad" --window-len 1.5
 check_bad "--seeds item '18446744073709551616' must be a seed, a whole number from 0 to 4294967295" \
 	map --trace x --out "$OUT/bad" --seeds 1,18446744073709551616
@@ -94,12 +94,53 @@ check_bad "--teams '0' must be quotas per pool, a whole number from 1 to 64" map
 check_bad "no job left after mapping with seed 1" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --window-start 100000 --window-len 10
 check_bad "--idle-qos 'scavanger': no job of --trace" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/bad" --idle-qos scavanger
 printf 'x\n' >"$OUT/file"
-check_bad "--out '$OUT/file' exists and is not a directory" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/file" --procs-per-gpu 2
+check_bad "--out '$OUT/file': exists and is not a directory" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/file" --procs-per-gpu 2
 mkdir "$OUT/mine" && touch "$OUT/mine/notes.txt"
-check_bad "--out '$OUT/mine' is not empty and was not written by idletime-replay" \
+check_bad "--out '$OUT/mine': not empty and not written by idletime-replay" \
 	map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/mine" --procs-per-gpu 2 --seeds 1,2
 [ ! -e "$OUT/mine/seed-1" ] && [ -e "$OUT/mine/notes.txt" ] || fail "a refused --out was changed: $(ls "$OUT/mine")"
 check_bad "--out '/proc/idletime-replay': cannot create it" map --kind swf --trace "$DATA/swf_small.swf" --out /proc/idletime-replay --procs-per-gpu 2
+# The marker must be the replay's own regular file: a symbolic link, a hard link or a directory of
+# that name leaves --out and the files around it untouched (helper-35: a symlinked marker
+# truncated its target; a directory marker let the cleanup delete files, then failed).
+mkdir "$OUT/lnk" "$OUT/hard" "$OUT/mdir" && echo DATA >"$OUT/precious.txt" && echo x >"$OUT/mdir/thesis.md"
+ln -s ../precious.txt "$OUT/lnk/.idletime-replay" && ln "$OUT/precious.txt" "$OUT/hard/.idletime-replay"
+mkdir "$OUT/mdir/.idletime-replay" "$OUT/mdir/A"
+for d in lnk hard mdir; do
+	check_bad "--out '$OUT/$d': its .idletime-replay is not a regular file" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/$d" --procs-per-gpu 2
+done
+[ "$(cat "$OUT/precious.txt")" = DATA ] && [ -e "$OUT/mdir/thesis.md" ] && [ -d "$OUT/mdir/A" ] || fail "a refused marker changed files"
+# Only the names the replay writes are replaced; an input among them is refused, never deleted.
+"$BIN" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/keep" --procs-per-gpu 2 >/dev/null 2>&1 || fail "map into keep"
+echo mine >"$OUT/keep/my-notes.md" && echo mine >"$OUT/keep/plot.png" && cp "$DATA/swf_small.swf" "$OUT/keep/jobs.csv.swf"
+"$BIN" map --kind swf --trace "$OUT/keep/jobs.csv.swf" --out "$OUT/keep" --procs-per-gpu 2 >"$OUT/log" 2>&1 || fail "map again into keep: $(cat "$OUT/log")"
+[ -s "$OUT/keep/my-notes.md" ] && [ -s "$OUT/keep/plot.png" ] && [ -s "$OUT/keep/jobs.csv.swf" ] && [ -s "$OUT/keep/jobs.csv" ] ||
+	fail "a rerun removed files it did not write: $(ls -A "$OUT/keep")"
+cp "$DATA/openb_small.csv" "$OUT/keep/quotas.csv"
+check_bad "it holds '$OUT/keep/quotas.csv', an input that this run would replace" map --trace "$OUT/keep/quotas.csv" --out "$OUT/keep" --window-start 0
+cmp -s "$DATA/openb_small.csv" "$OUT/keep/quotas.csv" || fail "the refused input was changed"
+# All or nothing: a seed's directory that cannot be written leaves --out as it was, exit 2.
+"$BIN" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/an" --procs-per-gpu 2 >/dev/null 2>&1 || fail "map into an"
+rm "$OUT/an/jobs.csv" && mkdir "$OUT/an/jobs.csv" && echo keep >"$OUT/an/jobs.csv/x" && before=$(ls -AR "$OUT/an")
+check_bad "--out '$OUT/an': it holds jobs.csv of another kind" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/an" --procs-per-gpu 2
+[ "$(ls -AR "$OUT/an")" = "$before" ] || fail "a refused --out was changed: $(ls -AR "$OUT/an")"
+# Counts and times that do not fit are bad rows, not truncated to 32 bits.
+{ cat "$DATA/sacct_small.txt"
+  echo '903|eve|physics|gpu|normal|2026-11-30T10:00:00|2026-11-30T10:00:05|2026-11-30T10:10:05|gres/gpu=4294967297|gres/gpu=1|COMPLETED|1'
+  echo '904|eve|physics|gpu|normal|2026-11-30T10:00:00|2026-11-30T10:00:05|2026-11-30T10:10:05|gres/gpu=1|gres/gpu=1|COMPLETED|4294967297'
+  echo '905|eve|physics|gpu|normal|2026-11-30T10:-1:00|2026-11-30T10:00:05|2026-11-30T10:10:05|gres/gpu=1|gres/gpu=1|COMPLETED|1'
+} >"$OUT/big.txt"
+"$BIN" map --kind sacct --trace "$OUT/big.txt" --out "$OUT/bg" --compress 10 >"$OUT/log" 2>&1 || fail "big sacct map exited $?: $(cat "$OUT/log")"
+grep -qF '| bad TRES | 2 |' "$OUT/bg/mapping.md" && grep -qF '| bad NNodes | 2 |' "$OUT/bg/mapping.md" && grep -qF '| bad time | 2 |' "$OUT/bg/mapping.md" ||
+	fail "sacct: 2^32+1 GPUs or nodes, or minute -1, not bad rows: $(grep -F '| bad' "$OUT/bg/mapping.md")"
+{ cat "$DATA/swf_small.swf"; echo '77 9000000000000000000 0 100 1 -1 -1 1 100 -1 1 1 1 -1 1 1 -1 -1'; } >"$OUT/far.swf"
+"$BIN" map --kind swf --trace "$OUT/far.swf" --out "$OUT/fa" --procs-per-gpu 2 >"$OUT/log" 2>&1 || fail "far swf map exited $?: $(cat "$OUT/log")"
+grep -qF '| time out of range | 1 |' "$OUT/fa/mapping.md" || fail "swf: a submit time of 9e18 s was not a bad row"
+check_bad "--idle-qos, --idle-partition and --idle-share exclude each other" map --trace x --out "$OUT/bad" --idle-qos BE --idle-share 0.5
+check_bad "--spec-map item 'G2=zzz': 'zzz' is not a pool of --pools" map --trace x --out "$OUT/bad" --spec-map G2=zzz
+check_bad "--idle-share 'nan' must be a share of each account's jobs" map --trace x --out "$OUT/bad" --idle-share nan
+check_bad "--idle-partition 'cpu': none of the" map --kind sacct --trace "$DATA/sacct_small.txt" --out "$OUT/bad" --idle-partition cpu
+check_bad "--site-config '/dev/zero' is not a regular file of at most 1 MiB" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --site-config /dev/zero
 # An earlier replay's --out is reused: its seed directories do not outlive it.
 "$BIN" map --kind swf --trace "$DATA/swf_small.swf" --out "$OUT/sw" --compress 2 --procs-per-gpu 2 >"$OUT/log" 2>&1 ||
 	fail "swf map into an earlier replay's --out exited $?: $(cat "$OUT/log")"

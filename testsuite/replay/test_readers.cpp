@@ -79,7 +79,7 @@ const ReasonCase kSacctBad[] = {
     {"End before Start", "job 108 ends before it starts"},
     {"empty Account", "job 109 has no Account"},
     {"bad TRES", "TRES 'gres/gpu=x' is not a list"},
-    {"bad NNodes", "NNodes '0' is not a count >= 1"},
+    {"bad NNodes", "NNodes '0' is not a count from 1 to 1000000"},
 };
 
 START_TEST(test_sacct_stats)

@@ -3,6 +3,7 @@ bin_PROGRAMS += tools/replay/idletime-replay tools/replay/idletime-replay-job
 tools_replay_idletime_replay_SOURCES = \
 	tools/replay/main.cpp \
 	tools/replay/options.hpp tools/replay/options.cpp \
+	tools/replay/out_dir.hpp tools/replay/out_dir.cpp \
 	tools/replay/setup.hpp tools/replay/setup.cpp \
 	tools/replay/runner.hpp tools/replay/runner.cpp \
 	tools/replay/report.hpp tools/replay/report.cpp \

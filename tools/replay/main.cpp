@@ -2,6 +2,7 @@
 // configurations (A no borrowing, B plain Slurm scavenger, C idletime, D C + scheduling plugins)
 // and reports the metrics.
 #include "options.hpp"
+#include "out_dir.hpp"
 #include "report.hpp"
 #include "runner.hpp"
 #include "setup.hpp"
@@ -101,9 +102,16 @@ void check_idle_rule(const Options &o, const Trace &t)
               (seen.empty() ? "none" : seen) + ")");
 }
 
-// Exit 2 when a seed's mapping keeps no job: a run would replay nothing.
+// Exit 2 when a seed's mapping keeps no job (a run would replay nothing), or no idle-time job
+// although --idle-qos/--idle-partition named one (all of its jobs were dropped in the mapping).
 void check_mapped(const Options &o, const JobStream &js)
 {
+    bool named = o.given.count("--idle-qos") || o.given.count("--idle-partition");
+    if (!js.jobs.empty() && named && js.stats.idle == 0)
+        bad_input(std::string(o.map.idle.kind == IdleRuleKind::Qos ? "--idle-qos" : "--idle-partition") + " '" +
+                  o.map.idle.name + "': none of the " + std::to_string(js.jobs.size()) + " jobs kept with seed " +
+                  std::to_string(o.map.seed) + " has it (its jobs are outside the window, without GPU or left out): "
+                  "no idle-time job to replay");
     if (!js.jobs.empty())
         return;
     const MapStats &m = js.stats;
@@ -115,53 +123,40 @@ void check_mapped(const Options &o, const JobStream &js)
               std::to_string(m.fractional_skipped + m.no_quota) + " fractional or in no site quota)");
 }
 
-// What an earlier replay wrote into --out: its stream and report files, configuration and seed
-// directories. Only these are removed, and only where the directory holds the replay's marker.
-bool replay_entry(const fs::directory_entry &e)
+// The job stream files of one seed into dir; throws on any failure to write.
+void write_stream_files(const Options &o, const std::string &dir, const JobStream &js, const ReadStats &rs)
 {
-    std::string n = e.path().filename().string(), ext = e.path().extension().string();
-    if (e.is_directory())
-        return (n.size() == 1 && n[0] >= 'A' && n[0] <= 'D') ||
-               (n.rfind("seed-", 0) == 0 && n.size() > 5 && n.find_first_not_of("0123456789", 5) == std::string::npos);
-    return e.is_regular_file() && (ext == ".csv" || ext == ".md" || ext == ".json" || ext == ".png" || ext == ".svg");
-}
-
-// --out: a new or empty directory, or one an earlier replay wrote (its marker file), whose files
-// are removed first so none of an earlier run (seed-3 of three seeds, configuration D) sits beside
-// this run's. Anything else exits 2, before a file is written.
-void prepare_out(const std::string &out)
-{
-    const std::string marker = out + "/.idletime-replay";
-    std::error_code ec;
-    if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-        bad_input("--out '" + out + "' exists and is not a directory");
-    if (fs::is_directory(out, ec) && !fs::is_empty(out, ec)) {
-        if (!fs::exists(marker, ec))
-            bad_input("--out '" + out + "' is not empty and was not written by idletime-replay: name a new or empty directory");
-        for (const auto &e : fs::directory_iterator(out, ec))
-            if (replay_entry(e))
-                fs::remove_all(e.path(), ec);
-    }
-    fs::create_directories(out, ec);
-    if (ec)
-        bad_input("--out '" + out + "': cannot create it: " + ec.message());
-    if (!std::ofstream(marker).good())
-        bad_input("--out '" + out + "': cannot write in it");
-}
-
-void write_stream_files(const Options &o, const JobStream &js, const ReadStats &rs)
-{
-    std::error_code ec;
-    fs::create_directories(o.out, ec);
-    std::ofstream jobs(o.out + "/jobs.csv"), quotas(o.out + "/quotas.csv"), md(o.out + "/mapping.md");
-    if (ec || !jobs || !quotas || !md)
-        bad_input("--out '" + o.out + "': cannot write the job stream there");
+    fs::create_directories(dir);
+    std::ofstream jobs(dir + "/jobs.csv"), quotas(dir + "/quotas.csv"), md(dir + "/mapping.md");
+    if (!jobs || !quotas || !md)
+        throw std::runtime_error("cannot create the job stream files");
     write_jobs_csv(jobs, js.jobs);
     write_quotas_csv(quotas, js.quotas);
     md << mapping_markdown(o, js, rs);
-    write_replay_config(o.out + "/idletime.json", js, o);
+    write_replay_config(dir + "/idletime.json", js, o);
     if (!jobs.flush() || !quotas.flush() || !md.flush())
-        bad_input("--out '" + o.out + "': writing the job stream failed (disk full?)");
+        throw std::runtime_error("writing the job stream failed (disk full?)");
+}
+
+// Every seed's stream, staged inside --out and moved into place only when all are whole; exit 2
+// (with --out as it was) when --out cannot be used or written.
+void publish_streams(const Options &o, const std::vector<std::pair<Options, JobStream>> &streams, const Trace &t)
+{
+    try {
+        OutDir out(o.out, {o.trace, o.site_config});
+        const std::string stage = out.stage();
+        try {
+            for (const auto &[so, js] : streams)
+                write_stream_files(so, so.out == o.out ? stage : stage + so.out.substr(o.out.size()), js, t.stats);
+            out.publish();
+        } catch (const OutDirError &) {
+            throw;
+        } catch (const std::exception &e) {
+            throw OutDirError("--out '" + o.out + "': " + e.what());
+        }
+    } catch (const std::exception &e) {
+        bad_input(e.what());
+    }
 }
 
 int run_all(const Options &o, const JobStream &js, const ReadStats &rs, std::vector<ConfigResult> &results)
@@ -238,12 +233,11 @@ int main(int argc, char **argv)
         check_mapped(so, js);
         streams.emplace_back(std::move(so), std::move(js));
     }
-    prepare_out(o.out);
+    publish_streams(o, streams, t);
     std::vector<std::vector<ConfigResult>> by_seed;
     int rc = 0;
     try {
         for (const auto &[so, js] : streams) {
-            write_stream_files(so, js, t.stats);
             std::cout << "idletime/replay: seed " << so.map.seed << ": " << js.jobs.size() << " jobs ("
                       << js.stats.guaranteed << " guaranteed, " << js.stats.idle << " idle-time) over "
                       << js.span_s << " s; " << t.stats.bad_total() << " bad trace rows; stream in "

@@ -40,13 +40,18 @@ const std::string &nonempty(const std::string &opt, const std::string &v)
 std::map<std::string, std::string> spec_map(const std::string &v)
 {
     std::map<std::string, std::string> out;
+    if (v.empty() || v.back() == ',')
+        bad("--spec-map '" + v + "' must be MODEL=SPEC,... (e.g. G2=h100)");
     std::stringstream ss(v);
     std::string item;
     while (std::getline(ss, item, ',')) {
         auto eq = item.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size() || item.find('=', eq + 1) != std::string::npos)
             bad("--spec-map item '" + item + "' must be MODEL=SPEC (e.g. G2=h100)");
-        out[item.substr(0, eq)] = item.substr(eq + 1);
+        std::string spec = item.substr(eq + 1);
+        if (spec.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
+            bad("--spec-map item '" + item + "': SPEC must be a pool name of --pools (lower-case letters and digits)");
+        out[item.substr(0, eq)] = spec;
     }
     return out;
 }
@@ -131,19 +136,13 @@ const std::map<std::string, Setter> &setters()
          }},
         {"--site-config", [](Options &o, const std::string &v) { o.site_config = v; }},
         {"--quota-percentile", [](Options &o, const std::string &v) {
-             double p = num("--quota-percentile", v);
-             if (p <= 0 || p > 100)
-                 bad("--quota-percentile '" + v + "' must be in (0, 100]");
-             o.map.quota_percentile = p / 100;
+             o.map.quota_percentile = number("--quota-percentile", v, 0, 100, true, "a percentile") / 100;
          }},
         {"--max-quotas", [](Options &o, const std::string &v) {
              o.map.max_quotas = int(whole("--max-quotas", v, 1, 1000, "quotas per pool"));
          }},
         {"--idle-share", [](Options &o, const std::string &v) {
-             double x = num("--idle-share", v);
-             if (x > 1)
-                 bad("--idle-share '" + v + "' must be in [0, 1]");
-             o.map.idle = {IdleRuleKind::Share, "", x};
+             o.map.idle = {IdleRuleKind::Share, "", number("--idle-share", v, 0, 1, false, "a share of each account's jobs")};
          }},
         {"--idle-qos", [](Options &o, const std::string &v) { o.map.idle = {IdleRuleKind::Qos, nonempty("--idle-qos", v), 0}; }},
         {"--idle-partition", [](Options &o, const std::string &v) {
@@ -178,7 +177,7 @@ const std::map<std::string, Setter> &setters()
         {"--seed", [](Options &o, const std::string &v) { o.map.seed = uint64_t(whole("--seed", v, 0, kMaxSeed, "a seed")); }},
         {"--teams", [](Options &o, const std::string &v) { o.map.teams = int(whole("--teams", v, 1, 64, "quotas per pool")); }},
         {"--min-duration", [](Options &o, const std::string &v) {
-             o.map.min_duration_s = number("--min-duration", v, 0, kWeekS, false, "trace seconds");
+             o.map.min_duration_s = number("--min-duration", v, 0, 3600, false, "replay seconds");
          }},
         {"--sample", [](Options &o, const std::string &v) {
              o.map.sample = number("--sample", v, 0, 1, true, "the share of jobs kept");
@@ -208,7 +207,7 @@ const std::map<std::string, Setter> &setters()
         {"--poll", [](Options &o, const std::string &v) { o.poll_s = number("--poll", v, 0.05, 60, false, "seconds"); }},
         {"--timeout", [](Options &o, const std::string &v) { o.timeout_s = number("--timeout", v, 0, kWeekS, false, "seconds"); }},
         {"--ckpt-every", [](Options &o, const std::string &v) {
-             o.ckpt_every_s = number("--ckpt-every", v, 0, 86400, true, "seconds");
+             o.ckpt_every_s = number("--ckpt-every", v, 0.1, 86400, false, "seconds");
          }},
         {"--requeue-delay", [](Options &o, const std::string &v) {
              o.requeue_delay_s = int(whole("--requeue-delay", v, 0, 3600, "seconds"));
@@ -289,6 +288,16 @@ Options parse_options(int argc, char **argv)
     }
     if (o.trace.empty() || o.out.empty())
         bad("--trace FILE and --out DIR are required");
+    if (o.given.count("--idle-qos") + o.given.count("--idle-partition") + o.given.count("--idle-share") > 1)
+        bad("--idle-qos, --idle-partition and --idle-share exclude each other (one rule picks the idle-time jobs)");
+    if (o.given.count("--spec-map"))
+        for (const auto &[model, spec] : o.map.model_to_spec) {
+            bool known = false;
+            for (const auto &p : o.map.pools)
+                known = known || p.spec == spec;
+            if (!known)
+                bad("--spec-map item '" + model + "=" + spec + "': '" + spec + "' is not a pool of --pools");
+        }
     apply_kind_defaults(o);
     return o;
 }

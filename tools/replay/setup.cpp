@@ -405,6 +405,12 @@ std::string compression_markdown(const Options &o, const JobStream &js)
 
 std::vector<SiteQuota> load_site_quotas(const Options &o)
 {
+    std::error_code ec;
+    if (!fs::exists(o.site_config, ec))
+        throw std::runtime_error("cannot read --site-config '" + o.site_config + "': no such file");
+    if (!fs::is_regular_file(o.site_config, ec) || fs::file_size(o.site_config, ec) > (1u << 20) || ec)
+        throw std::runtime_error("--site-config '" + o.site_config + "' is not a regular file of at most 1 MiB "
+                                 "(an idletime.json)");
     std::ifstream in(o.site_config);
     if (!in)
         throw std::runtime_error("cannot read --site-config '" + o.site_config + "'");
