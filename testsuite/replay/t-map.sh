@@ -33,6 +33,7 @@ check_bad "column 'gpu_spec' missing" map --trace "$DATA/openb_nocol.csv" --out 
 check_bad "qos 'XX' unknown" map --trace "$DATA/openb_badqos.csv" --out "$OUT/bad"
 check_bad "--compress '0.5' must be a compression factor, 1 to 1e+06" map --trace "$DATA/openb_small.csv" --out "$OUT/bad" --compress 0.5
 check_bad "cannot read --trace" map --trace "$OUT/none.csv" --out "$OUT/bad"
+check_bad "--trace '$DATA' is a directory, not a trace file" map --trace "$DATA" --out "$OUT/bad"
 check_bad "--kind 'philly' unknown, allowed: openb, sacct, swf" map --trace x --out "$OUT/bad" --kind philly
 check_bad "column 'AllocTRES' or 'ReqTRES' missing" map --kind sacct --trace "$DATA/sacct_notres.txt" --out "$OUT/bad"
 check_bad "--seed and --seeds exclude each other" map --trace x --out "$OUT/bad" --seed 1 --seeds 1,2

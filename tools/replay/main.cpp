@@ -40,6 +40,9 @@ Trace load_trace(Options &o)
     auto reader = make_trace_reader(o.kind, o.procs_per_gpu);
     if (!reader)
         bad_input("--kind '" + o.kind + "' unknown, allowed: " + trace_reader_kinds());
+    std::error_code ec;
+    if (fs::is_directory(o.trace, ec))
+        bad_input("--trace '" + o.trace + "' is a directory, not a trace file");
     std::ifstream in(o.trace);
     if (!in)
         bad_input("cannot read --trace '" + o.trace + "'");
