@@ -130,23 +130,27 @@ static bool victims_leaving(idletime_sched_t *sched, uint32_t job_id)
 	return false;
 }
 
-/* Whether a sweep already ran in this second of this scheduling pass. A pass is told apart by
- * sdiag's cycle counters (each pass bumps its counter when it ends), not by the second alone: a
- * pass that began in the second of the previous pass's sweep (an owner's submission, a drain and a
- * scancel within one second) skipped its sweep, so a hold on a node drained meanwhile stayed on;
- * the owner was then set aside as ReqNodeNotAvail, which 24.11's main pass skips while its
- * required nodes are unavailable, and it waited for the next backfill cycle (30 s). */
-static bool swept_this_pass(time_t now)
+/* Whether a sweep already ran in this second with nothing changed that ends a hold at once: the
+ * same scheduling pass (sdiag's cycle counters, bumped as each pass ends) and no node record
+ * update since (last_node_update: a drain, a node down). Keyed on the second alone, a sweep made
+ * at a submission (its candidate search) or at the previous pass's sort hid a node drained later
+ * in that second: in stop 25's CI (Slurm 24.11, t-reclaim-many round (f)) the owner's submission,
+ * the drain and the scancel fell within one second, every pass of that second (the scancel's, the
+ * epilog's) kept the hold on the drained node, the owner was set aside as ReqNodeNotAvail, and no
+ * later pass came before the next backfill cycle (30 s). */
+static bool swept_already(time_t now)
 {
-	static time_t last;
+	static time_t last, last_nodes;
 	static uint64_t last_pass;
 	uint64_t pass = ((uint64_t) slurmctld_diag_stats.schedule_cycle_counter << 32) |
 			slurmctld_diag_stats.bf_cycle_counter;
+	time_t nodes = last_node_update;
 
-	if (now == last && pass == last_pass)
+	if (now == last && pass == last_pass && nodes == last_nodes)
 		return true;
 	last = now;
 	last_pass = pass;
+	last_nodes = nodes;
 	return false;
 }
 
@@ -155,7 +159,7 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 	static uint32_t ids[4096]; /* Holds::kMax: every hold is looked at */
 	size_t n;
 
-	if (swept_this_pass(now))
+	if (swept_already(now))
 		return;
 	n = idletime_sched_hold_ids(sched, ids, sizeof(ids) / sizeof(ids[0]));
 	for (size_t i = 0; i < n; i++) {

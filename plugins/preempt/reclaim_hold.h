@@ -11,8 +11,8 @@
  * (grace s) starts now. Holds the victim's nodes for that preemptor when it is a guaranteed job. */
 void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_t grace, time_t now);
 /* Ends holds whose job started, left, was requeued, waits for a down node, or passed its deadline
- * with no victim still leaving (at most once a second within one scheduling pass). skip_id: the
- * preemptor whose candidates Slurm is collecting right now (its required nodes are detached). */
+ * with no victim still leaving (once a second, and again after a new pass or a node update).
+ * skip_id: the preemptor whose candidates Slurm is collecting (its required nodes are detached). */
 void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id);
 
 #endif

@@ -288,13 +288,15 @@ std::string not_recoverable(const InFlight &e, const JobNow &now)
 {
     if (e.snapshot && e.requeued)
         return "Slurm had requeued it (preemption or node failure): that run's record is not stored; the job runs again anyway";
-    if (e.snapshot && e.submit_time != now.submit_time)
-        return "its id now names a job submitted at " + std::to_string(now.submit_time) + ", not " +
-               std::to_string(e.submit_time) + ": left alone";
+    // A requeue (by the stopped hook itself, just before it was killed) moves the submit time
+    // too: "moved on" is said before "another job".
     if (!now.ended || now.restart_cnt != e.restart_cnt)
         return std::string("the job has moved on (") + (now.pending ? "pending" : now.ended ? "ended" : "running") +
                ", restart count " + std::to_string(now.restart_cnt) + "): run " + std::to_string(e.restart_cnt) +
                "'s record is not stored";
+    if (e.snapshot && e.submit_time != now.submit_time)
+        return "its id now names a job submitted at " + std::to_string(now.submit_time) + ", not " +
+               std::to_string(e.submit_time) + ": left alone";
     // No snapshot, so no submit time to compare: a job submitted after the entry was written is
     // not the one whose end wrote it (slurmctld lost its state and handed the id out again).
     if (!e.snapshot && now.submit_time > e.written)

@@ -66,9 +66,10 @@ struct JobNow {
     uint32_t restart_cnt = 0;
     int64_t submit_time = 0;
 };
-// Why a stopped hook's job is not judged again, or "" when it is to be: it has ended, as the same
-// job (its id is not reused: same submit time as the snapshot's, submitted before the entry was
-// written) and the same run the hook saw, and Slurm had not requeued it.
+// Why a stopped hook's job is not judged again, or "" when it is to be: it has ended, in the same
+// run the hook saw (same restart count), as the same job (its id not handed to a new job: the
+// snapshot's submit time, or without a snapshot submitted no later than the entry was written),
+// and Slurm had not requeued it.
 std::string not_recoverable(const InFlight &e, const JobNow &now);
 
 // Text of an entry and back (one JSON object). Decode is strict: false with err for anything else.

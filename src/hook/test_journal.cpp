@@ -314,6 +314,12 @@ START_TEST(recover_only_same_job_and_run) {
     again.ended = false;
     ck_assert_msg(not_recoverable(e, again).find("the job has moved on (pending, restart count 3)") == 0, "%s",
                   not_recoverable(e, again).c_str());
+    JobNow by_hook = again;  // the stopped hook had requeued it: new submit time, run 3
+    by_hook.submit_time = e.written + 1;
+    ck_assert_msg(not_recoverable(e, by_hook).find("the job has moved on") == 0, "%s", not_recoverable(e, by_hook).c_str());
+    JobNow same_second = now;  // submitted in the second the entry was written: the same job
+    same_second.submit_time = blind.written;
+    ck_assert_str_eq(not_recoverable(blind, same_second).c_str(), "");
     InFlight requeued = e;
     requeued.requeued = true;
     ck_assert_msg(not_recoverable(requeued, now).find("Slurm had requeued it") == 0, "requeued");

@@ -62,10 +62,11 @@ logged "job $id: its hook stopped before it had finished; the job is still compl
 	it_fail "--recover while completing did not say so: $(grep -F "job $id" "$FT_LOG" | tail -n 2)"
 [ -f "$JDIR/$id" ] || it_fail "--recover dropped the entry of a job still completing"
 kill -CONT "$SLURMD"
-# slurmctld retries a node RPC that timed out (the job's terminate, sent while slurmd was stopped)
-# every RPC_RETRY_INTERVAL = 60 s: a retry that just missed the SIGCONT comes 60 s later, then the
-# epilog runs (stop 26's CI: 60 s was not enough under load).
-ic_poll 150 not_completing "$id" || it_fail "job $id still completing 150 s after its node went on"
+# Usually slurmd reads the terminate still queued on its socket. If that RPC timed out meanwhile,
+# the agent does not retry it (deallocate_nodes: retry = 0); slurmctld resends it (re_kill_job) from
+# its purge every 60 s, and only once the node answers a ping again (every SlurmdTimeout/3 = 100 s
+# here): up to about 160 s plus the epilog (stop 26's CI: 60 s was not enough under load).
+ic_poll 200 not_completing "$id" || it_fail "job $id still completing 200 s after its node went on"
 
 # (a) nothing else requeues it
 sleep 3
