@@ -92,7 +92,7 @@ std::array<size_t, NCols> header_positions(const std::string &header, const std:
         if (i == names.size())
             throw TraceError(origin + ":1: column '" + kColNames[c] +
                              "' missing (openb pod lists need name,num_gpu,gpu_milli,gpu_spec,"
-                             "qos,creation_time,deletion_time,scheduled_time)");
+                             "qos,creation_time,deletion_time,scheduled_time; a sacct or SWF trace needs --kind sacct or swf)");
         pos[c] = i;
     }
     return pos;

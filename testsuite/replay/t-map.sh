@@ -27,6 +27,8 @@ check_bad() {
 	[ ! -e "$OUT/bad" ] || fail "'$*' wrote output"
 }
 check_bad "first argument must be 'map' or 'run'" replay
+check_bad "first argument must be 'map' or 'run' (e.g. idletime-replay map" --trace x --out "$OUT/bad"
+check_bad "a sacct or SWF trace needs --kind sacct or swf" map --trace "$DATA/sacct_small.txt" --out "$OUT/bad"
 check_bad "--compress '0.5x' is not a non-negative number" map --trace x --out "$OUT/bad" --compress 0.5x
 check_bad "--fractional 'half' unknown, allowed: round-up, skip" map --trace x --out "$OUT/bad" --fractional half
 check_bad "column 'gpu_spec' missing" map --trace "$DATA/openb_nocol.csv" --out "$OUT/bad"

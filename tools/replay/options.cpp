@@ -224,10 +224,10 @@ const std::map<std::string, Setter> &setters()
 }  // namespace
 
 const char *const kUsage =
-    "Usage: idletime-replay map|run --trace FILE --out DIR [options]\n"
+    "Usage: idletime-replay map|run [--kind openb|sacct|swf] --trace FILE --out DIR [options]\n"
     "  map: write the job stream (jobs.csv, quotas.csv, idletime.json, mapping.md) to DIR\n"
     "  run: map, then replay it on the local cluster under configurations A, B, C, D and write\n"
-    "       the report (summary.csv, report.md, alloc/waits .png/.svg, per-config CSVs)\n"
+    "       the report (summary.csv, report.md, alloc/waits/lost/quota-X .png/.svg, A-D/)\n"
     "trace:   --kind openb|sacct|swf (default openb) --procs-per-gpu N (swf)\n"
     "mapping: --window-start S --window-len S --compress F --seed N --seeds N,N,...\n"
     "         --spec-map MODEL=SPEC,... --fractional round-up|skip --min-duration S\n"
@@ -240,8 +240,8 @@ const char *const kUsage =
     "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
     "         --allow-foreign-jobs\n"
     "--help, --version\n"
-    "Exit status: 0 ok, 1 an invariant failed or the cluster failed, 2 bad input (also a trace\n"
-    "with no usable job)\n";
+    "Exit status: 0 ok (map: stream written), 1 run: an invariant or the cluster failed,\n"
+    "2 bad input (also a trace with no usable job), nothing written\n";
 
 Options parse_options(int argc, char **argv)
 {
@@ -257,6 +257,8 @@ Options parse_options(int argc, char **argv)
         if (std::string(argv[i]) == "--version")
             std::exit(cmdline::version("idletime-replay"));
     }
+    if (argc >= 2 && setters().count(std::string(argv[1]).substr(0, std::string(argv[1]).find('='))))
+        bad("first argument must be 'map' or 'run' (e.g. idletime-replay map --trace FILE --out DIR)");
     if (argc >= 2 && argv[1][0] == '-')
         std::exit(cmdline::unknown_option("idletime-replay", argv[1], kUsage));
     if (argc < 2 || (std::string(argv[1]) != "map" && std::string(argv[1]) != "run"))
