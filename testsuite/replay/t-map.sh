@@ -67,6 +67,7 @@ grep -q '^101,6.000,360.000,8,idle,h100-chem,h100,h100,2$' "$OUT/sa/jobs.csv" ||
 grep -q '7 bad rows\|, 7 bad\.' "$OUT/sa/mapping.md" || fail "sacct: mapping.md lacks the bad-row count"
 grep -qF '| End before Start | 1 |' "$OUT/sa/mapping.md" || fail "sacct: no reason table"
 grep -q '3 job steps skipped' "$OUT/sa/mapping.md" || fail "sacct: steps not counted"
+grep -q '^Trace second 0 is 2026-11-30T10:00:00 ' "$OUT/sa/mapping.md" || fail "sacct: mapping.md does not date trace second 0"
 grep -q '7 bad trace rows' "$OUT/log" || fail "sacct: stdout lacks the bad-row count: $(cat "$OUT/log")"
 jq -e '[.quotas[].name] | index("a100-physics") != null' "$OUT/sa/idletime.json" >/dev/null || fail "sacct: no a100-physics quota"
 # The site's own quotas (the repository's example config; its CPU-only quota is left out).

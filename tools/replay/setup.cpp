@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -342,6 +343,14 @@ std::string mapping_markdown(const Options &o, const JobStream &js, const ReadSt
       << "; idle-time jobs: " << idle_rule(o) << "; gangs " << (o.map.split_gangs ? "split into whole nodes" : "capped to one node")
       << "; minimum duration " << o.map.min_duration_s << " s, sample share " << o.map.sample
       << ", carry-over " << (o.map.carry_over ? "on" : "off") << ".\n\n";
+    if (o.kind == "sacct") {  // so that --window-start can be worked out from a date
+        char when[32];
+        std::tm tm{};
+        time_t t0 = time_t(rs.epoch0);
+        gmtime_r(&t0, &tm);
+        std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        m << "Trace second 0 is " << when << " (the earliest Submit, read as UTC); --window-start counts from it.\n\n";
+    }
     m << "Trace rows: " << rs.rows << " read, " << rs.steps_skipped << " job steps skipped, "
       << rs.duplicates_skipped << " earlier records of requeued jobs skipped, " << rs.start_assumed
       << " with start assumed at submit (SWF wait -1), " << rs.bad_total() << " bad.\n\n";
