@@ -296,7 +296,7 @@ START_TEST(recover_only_same_job_and_run) {
     now.ended = true;
     now.restart_cnt = 2;
     now.submit_time = e.submit_time;
-    ck_assert_str_eq(not_recoverable(e, now).c_str(), "");
+    ck_assert(not_recoverable(e, now).empty());  // (a temporary's c_str() outlives nothing in ck_assert_str_eq)
     JobNow reused = now;
     reused.submit_time = e.written + 5;
     reused.restart_cnt = 2;  // a forged match of the run count changes nothing
@@ -305,7 +305,7 @@ START_TEST(recover_only_same_job_and_run) {
     InFlight blind = e;  // the hook had no snapshot: no submit time of its own
     blind.snapshot = false;
     blind.submit_time = 0;
-    ck_assert_str_eq(not_recoverable(blind, now).c_str(), "");  // submitted before the entry
+    ck_assert(not_recoverable(blind, now).empty());  // submitted before the entry
     ck_assert_msg(not_recoverable(blind, reused).find("after the entry was written") != std::string::npos, "%s",
                   not_recoverable(blind, reused).c_str());
     JobNow again = now;
@@ -319,7 +319,7 @@ START_TEST(recover_only_same_job_and_run) {
     ck_assert_msg(not_recoverable(e, by_hook).find("the job has moved on") == 0, "%s", not_recoverable(e, by_hook).c_str());
     JobNow same_second = now;  // submitted in the second the entry was written: the same job
     same_second.submit_time = blind.written;
-    ck_assert_str_eq(not_recoverable(blind, same_second).c_str(), "");
+    ck_assert(not_recoverable(blind, same_second).empty());
     InFlight requeued = e;
     requeued.requeued = true;
     ck_assert_msg(not_recoverable(requeued, now).find("Slurm had requeued it") == 0, "requeued");
