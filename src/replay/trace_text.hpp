@@ -41,13 +41,6 @@ inline std::vector<std::string> words(const std::string &line)
     return out;
 }
 
-inline std::string strip_cr(std::string s)
-{
-    if (!s.empty() && s.back() == '\r')
-        s.pop_back();
-    return s;
-}
-
 // Whole decimal integer (sign allowed); false when text is anything else.
 inline bool to_int(const std::string &text, int64_t &v)
 {
