@@ -21,15 +21,18 @@ ft_require_hook
 JDIR=$IC_SPOOL/ft-hook-wake.jobs
 SLURMD=$(ic_pid slurmd-a100-2) || it_fail "no running slurmd for a100-2"
 trap 'kill -CONT "$SLURMD" 2>/dev/null; it_cleanup_jobs' EXIT
-# The hook processes working on job $1 (the wrapper execs the hook; its environment names the job).
-hook_pids() {
+# The processes running program $1 whose environment names job $2 (the wrapper execs the hook,
+# and the job's batch script runs `sleep`).
+job_pids() {
 	local p
 	for p in /proc/[0-9]*; do
-		[[ $(readlink "$p/exe" 2>/dev/null) == */idletime-ft-hook ]] || continue
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" && echo "${p#/proc/}"
+		[[ $(readlink "$p/exe" 2>/dev/null) == */"$1" ]] || continue
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$2" && echo "${p#/proc/}"
 	done
 }
+hook_pids() { job_pids idletime-ft-hook "$1"; }
 has_hook() { [ -n "$(hook_pids "$1")" ]; }
+script_sleeps() { [ -n "$(job_pids sleep "$1")" ]; }
 logged() { grep -qF -- "$1" "$FT_LOG"; }
 not_completing() { [ -z "$(squeue -h -j "$1" -t CG -o %i 2>/dev/null)" ]; }
 
@@ -44,8 +47,11 @@ ic_poll 300 no_hook || it_fail "idletime-ft-hook processes of earlier jobs still
 rm -f "$JDIR"/[0-9]*
 # shellcheck disable=SC2016 # expands in the job
 id=$(it_submit alice -J ft-stopped -p quota-team-a -w a100-2 -t 5 --max-restarts=2 \
-	--wrap='[ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && exit 0; sleep 4; exit 137') || it_fail "sbatch"
+	--wrap='[ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && exit 0; sleep 8; exit 137') || it_fail "sbatch"
 it_wait_state "$id" RUNNING 60 || it_fail "job $id did not start (Reason=$(it_job_field "$id" Reason))"
+# RUNNING is slurmctld's word; the script starts only once slurmd has served the launch RPC. Stopping
+# slurmd before that leaves the job RUNNING with no script, and no hook ever runs (stop 26's CI).
+ic_poll 30 script_sleeps "$id" || it_fail "the batch script of job $id did not start within 30 s of RUNNING"
 kill -STOP "$SLURMD"
 ic_poll 30 logged "job $id run 0: exit code 137" || it_fail "the hook did not judge run 0: $(tail -n 3 "$FT_LOG")"
 ic_poll 10 has_hook "$id" || it_fail "no hook process of job $id in flight"
