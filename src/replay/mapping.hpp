@@ -107,7 +107,7 @@ struct Quota {
     std::string name;       // "<pool>-t<k>"
     std::string pool;
     int gpus = 0;
-    double p95_gpus = 0;    // demand that set it (before scaling): the percentile of concurrent
+    double demand_gpus = 0; // demand that set it (before scaling): the percentile of concurrent
                             // guaranteed GPUs (p95 by default), or the site quota's GPUs
 };
 

@@ -51,7 +51,8 @@ struct Notice {
     std::string pool;
 };
 
-void reclaim_metrics(const EventLog &log, Metrics &m)
+// Every preemption notice (the end of a preempted run that saw none), by pool, then time.
+std::vector<Notice> notices(const EventLog &log)
 {
     std::vector<Notice> ns;
     for (const auto &r : log.jobs)
@@ -61,6 +62,30 @@ void reclaim_metrics(const EventLog &log, Metrics &m)
     std::sort(ns.begin(), ns.end(), [](const Notice &a, const Notice &b) {
         return a.pool != b.pool ? a.pool < b.pool : a.t < b.t;
     });
+    return ns;
+}
+
+// Guaranteed waits split by whether a notice went out in the job's pool while it waited.
+void split_guaranteed_wait(const EventLog &log, const std::vector<Notice> &ns, Metrics &m)
+{
+    std::vector<double> free, reclaim;
+    for (const auto &r : log.jobs) {
+        if (r.job.cls != JobClass::Guaranteed || r.runs.empty())
+            continue;
+        double from = r.job.submit_s, to = r.runs.front().start_s;
+        bool noticed = std::any_of(ns.begin(), ns.end(), [&](const Notice &n) {
+            return n.pool == r.job.pool && n.t >= from && n.t <= to;
+        });
+        (noticed ? reclaim : free).push_back(to - from);
+    }
+    m.guaranteed_wait_free = distribution(free);
+    m.guaranteed_wait_reclaim = distribution(reclaim);
+}
+
+void reclaim_metrics(const EventLog &log, Metrics &m)
+{
+    std::vector<Notice> ns = notices(log);
+    split_guaranteed_wait(log, ns, m);
     std::vector<double> victims, wait, start;
     for (size_t i = 0; i < ns.size();) {
         size_t j = i;

@@ -10,7 +10,7 @@ namespace idletime::replay {
 namespace {
 
 constexpr const char *kJobsHeader = "id,submit_s,duration_s,gpus,class,quota,pool,spec,nodes";
-constexpr const char *kQuotasHeader = "quota,pool,gpus,p95_gpus";
+constexpr const char *kQuotasHeader = "quota,pool,gpus,demand_gpus";
 
 std::string fmt(double v)
 {
@@ -79,7 +79,7 @@ void write_quotas_csv(std::ostream &out, const std::vector<Quota> &quotas)
 {
     out << kQuotasHeader << '\n';
     for (const auto &q : quotas)
-        out << q.name << ',' << q.pool << ',' << q.gpus << ',' << fmt(q.p95_gpus) << '\n';
+        out << q.name << ',' << q.pool << ',' << q.gpus << ',' << fmt(q.demand_gpus) << '\n';
 }
 
 std::vector<ReplayJob> read_jobs_csv(std::istream &in, const std::string &origin)

@@ -1,7 +1,7 @@
 // CSV form of a job stream, so a stream can be inspected, versioned and replayed again.
 // jobs:   id,submit_s,duration_s,gpus,class,quota,pool,spec,nodes   (seconds; GPUs in all;
 //         class guaranteed|idle; nodes of the gang, GPUs per node = gpus / nodes)
-// quotas: quota,pool,gpus,p95_gpus
+// quotas: quota,pool,gpus,demand_gpus
 #pragma once
 #include "replay/mapping.hpp"
 

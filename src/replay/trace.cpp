@@ -22,10 +22,27 @@ const char *trace_qos_name(TraceQos q)
     return "?";
 }
 
+std::string printable(const std::string &text)
+{
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char c : text) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+            continue;
+        }
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
 void ReadStats::add_bad(const std::string &reason, const std::string &where_detail)
 {
     if (bad[reason]++ == 0)
-        first_bad[reason] = where_detail;
+        first_bad[reason] = printable(where_detail);
 }
 
 int ReadStats::bad_total() const

@@ -48,6 +48,10 @@ struct ReadStats {
     int bad_total() const;
 };
 
+// text with every control byte (below 0x20, and 0x7f) written as \xNN: trace fields and user
+// input go into messages and mapping.md, where a raw escape sequence would drive the terminal.
+std::string printable(const std::string &text);
+
 // Thrown for malformed input; what() is one line naming the file position and the problem.
 struct TraceError : std::runtime_error {
     using std::runtime_error::runtime_error;

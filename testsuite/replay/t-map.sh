@@ -166,4 +166,21 @@ grep -qF '| duplicate job number | 1 |' "$OUT/du/mapping.md" || fail "swf: a rep
 check_bad "pod 'p-ls-a' is also on line 2" map --trace "$OUT/dup.csv" --out "$OUT/bad"
 { cat "$DATA/openb_small.csv"; echo 'p-late,1000,1024,1,1000,,LS,Running,500,400,500'; } >"$OUT/late.csv"
 check_bad "deletion_time 400 is before creation_time or scheduled_time" map --trace "$OUT/late.csv" --out "$OUT/bad"
+# quotas.csv names its demand column for what it holds, whatever --quota-percentile is.
+"$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/q50" --window-start 0 --window-len 1000 \
+	--compress 10 --sample 1 --quota-percentile 50 >"$OUT/log" 2>&1 || fail "--quota-percentile 50 map exited $?: $(cat "$OUT/log")"
+[ "$(head -1 "$OUT/q50/quotas.csv")" = quota,pool,gpus,demand_gpus ] || fail "quotas.csv header: $(head -1 "$OUT/q50/quotas.csv")"
+# Standard output that cannot be written is an error, not exit 0.
+"$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/full" --window-start 0 --window-len 1000 \
+	--compress 10 --sample 1 >/dev/full 2>"$OUT/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qF "cannot write standard output" "$OUT/err" || fail "map >/dev/full exited $rc: $(cat "$OUT/err")"
+# A control byte in a trace field reaches messages and mapping.md as \xNN, never raw.
+{ head -n 2 "$DATA/sacct_small.txt"; printf '906|eve|physics|gpu|normal|2026-11-30T10:00:00\033]2;x\007|2026-11-30T10:00:05|2026-11-30T10:10:05|gres/gpu=1|gres/gpu=1|COMPLETED|1\n'; } >"$OUT/esc.txt"
+"$BIN" map --kind sacct --trace "$OUT/esc.txt" --out "$OUT/es" --compress 10 >"$OUT/log" 2>&1 || fail "escape sacct map exited $?: $(cat "$OUT/log")"
+grep -qF '\x1b]2;x\x07' "$OUT/es/mapping.md" || fail "mapping.md lacks the escaped field: $(grep -F '| bad' "$OUT/es/mapping.md")"
+! grep -q "$(printf '\033')" "$OUT/es/mapping.md" "$OUT/log" || fail "a raw ESC reached mapping.md or the log"
+{ head -n 1 "$DATA/openb_small.csv"; printf 'p-esc,1000,1024,1,1000,,LS\033[2J,Running,0,1000,0\n'; } >"$OUT/esc.csv"
+check_bad '\x1b[2J' map --trace "$OUT/esc.csv" --out "$OUT/bad"
+! grep -q "$(printf '\033')" "$OUT/err" || fail "a raw ESC reached stderr"
 echo "PASS: idletime-replay map"

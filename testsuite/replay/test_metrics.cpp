@@ -50,6 +50,11 @@ START_TEST(test_reclaim_metrics)
     ck_assert_int_eq(m.guaranteed_wait.n, 2);
     ck_assert_double_eq_tol(m.guaranteed_wait.p50, 0, 1e-9);
     ck_assert_double_eq_tol(m.guaranteed_wait.max, 7, 1e-9);
+    // G1 found free GPUs; G2 waited while I1 got its notice at 15.
+    ck_assert_int_eq(m.guaranteed_wait_free.n, 1);
+    ck_assert_double_eq_tol(m.guaranteed_wait_free.max, 0, 1e-9);
+    ck_assert_int_eq(m.guaranteed_wait_reclaim.n, 1);
+    ck_assert_double_eq_tol(m.guaranteed_wait_reclaim.max, 7, 1e-9);
     ck_assert_int_eq(m.preemptions, 1);
     ck_assert_int_eq(m.reclaims, 1);
     ck_assert_double_eq_tol(m.victims_per_reclaim.mean, 1, 1e-9);

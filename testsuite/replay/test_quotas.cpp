@@ -64,12 +64,12 @@ START_TEST(test_percentile)
                                 job("c", "bio", 1, 0, 1000)};
     MapOptions o = opts();
     JobStream p95 = map_trace(rs, o);
-    ck_assert_double_eq_tol(quota(p95, "a100-phys")->p95_gpus, 8, 1e-9);
+    ck_assert_double_eq_tol(quota(p95, "a100-phys")->demand_gpus, 8, 1e-9);
     o.quota_percentile = 0.5;
     JobStream p50 = map_trace(rs, o);
     const Quota *q = quota(p50, "a100-phys");
     ck_assert_ptr_nonnull(q);
-    ck_assert_double_eq_tol(q->p95_gpus, 2, 1e-9);
+    ck_assert_double_eq_tol(q->demand_gpus, 2, 1e-9);
     // 16 GPUs shared 2:1 (10.67 : 5.33, largest remainder), phys at least its largest job (6).
     ck_assert_int_eq(q->gpus, 11);
     ck_assert_int_eq(quota(p50, "a100-bio")->gpus, 5);

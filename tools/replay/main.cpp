@@ -29,7 +29,7 @@ struct Trace {
 
 [[noreturn]] void bad_input(const std::string &msg)
 {
-    std::cerr << "idletime-replay: " << msg << "\n";
+    std::cerr << "idletime-replay: " << printable(msg) << "\n";
     std::exit(2);
 }
 
@@ -219,6 +219,16 @@ int run_all(const Options &o, const JobStream &js, const ReadStats &rs, std::vec
     return failed || !plots ? 1 : 0;
 }
 
+// rc, or 1 when standard output could not be written (a full disk, a closed pipe): the progress
+// lines name the stream and report files a caller relies on.
+int checked_stdout(int rc)
+{
+    if (std::cout.flush())
+        return rc;
+    std::cerr << "idletime-replay: cannot write standard output\n";
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -252,9 +262,9 @@ int main(int argc, char **argv)
         }
         if (o.command == "run" && o.seeds.size() > 1)
             write_spread_md(o.out + "/report.md", o.out + "/summary.csv", o.seeds, by_seed, o.command_line);
-        return rc;
+        return checked_stdout(rc);
     } catch (const std::exception &e) {
-        std::cerr << "idletime-replay: " << e.what() << "\n";
+        std::cerr << "idletime-replay: " << printable(e.what()) << "\n";
         return 1;
     }
 }

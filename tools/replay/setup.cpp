@@ -374,7 +374,7 @@ std::string mapping_markdown(const Options &o, const JobStream &js, const ReadSt
     m << "| quota | pool | GPUs | demand (p" << o.map.quota_percentile * 100
       << " concurrent guaranteed GPUs in the trace window, or site GPUs) |\n|---|---|---|---|\n";
     for (const auto &q : js.quotas)
-        m << "| " << q.name << " | " << q.pool << " | " << q.gpus << " | " << q.p95_gpus << " |\n";
+        m << "| " << q.name << " | " << q.pool << " | " << q.gpus << " | " << q.demand_gpus << " |\n";
     double gsec = 0, isec = 0;
     for (const auto &j : js.jobs)
         (j.cls == JobClass::Idle ? isec : gsec) += j.duration_s * j.gpus;
