@@ -186,6 +186,33 @@ void print_progress(const Loop &L, double t, std::ostream &out)
         << " running " << running << " ended " << done << std::endl;
 }
 
+// Returns right after one of slurmctld's scheduling passes. Slurm 22.05 runs the pass that a
+// submission asks for from its background loop, once a second: a burst submitted just after that
+// tick waits about a second to be allocated, one submitted just before it about 50 ms. Time 0 of
+// every configuration starts right after a tick, so the trace's first burst (the jobs carried over
+// into the window) waits the same in each. A held probe job asks for the pass; it never runs and
+// is cancelled at once.
+void align_to_schedule_tick(const JobStream &js, const ConfigPlan &plan, const RunSetup &s, std::ostream &progress)
+{
+    if (js.jobs.empty())
+        return;
+    SubmitSpec probe = submit_spec(js.jobs.front(), plan, s);
+    probe.name = "idletime-replay-tick";
+    probe.script = "#!/bin/sh\ntrue\n";
+    probe.output = s.out_dir + "/out/idletime-replay-tick-%j.out";  // a later replay cancels it if this one is killed
+    probe.held = true;
+    uint32_t before = schedule_cycles();
+    uint32_t id = submit_job(probe);
+    double t0 = epoch_now();
+    bool seen = false;
+    while (!(seen = schedule_cycles() != before) && epoch_now() - t0 < 5)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    cancel_job(id);
+    if (!seen)
+        progress << "idletime/replay: configuration " << plan.letter
+                 << ": no scheduling pass within 5 s of a submission; time 0 not aligned with one" << std::endl;
+}
+
 }  // namespace
 
 EventLog run_config(const JobStream &js, const ConfigPlan &plan, const RunSetup &s,
@@ -196,6 +223,7 @@ EventLog run_config(const JobStream &js, const ConfigPlan &plan, const RunSetup 
     L.tracks.resize(js.jobs.size());
     for (size_t i = 0; i < js.jobs.size(); i++)
         L.tracks[i].job = &js.jobs[i];
+    align_to_schedule_tick(js, plan, s, progress);
     double t0 = epoch_now(), next_poll = 0, next_print = 0;
     bool done = false;
     while (!done) {

@@ -83,6 +83,8 @@ uint32_t submit_job(const SubmitSpec &s)
     d.pn_min_memory = 256;  // MB per node
     d.time_limit = s.time_limit_min;
     d.requeue = 1;
+    if (s.held)
+        d.priority = 0;
     if (s.notice_to_batch) {
         d.warn_signal = SIGUSR1;
         d.warn_flags = KILL_JOB_BATCH;

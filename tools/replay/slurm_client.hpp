@@ -21,6 +21,7 @@ struct SubmitSpec {
     std::vector<std::string> spank_env;  // job control env, as the SPANK plugin would set it
     bool notice_to_batch = false;        // --signal=B:USR1 (notice at preemption selection)
     uint32_t time_limit_min = 60;
+    bool held = false;                   // priority 0: never started until released
 };
 
 // What one poll saw of one job.
