@@ -425,11 +425,18 @@ JobStream map_trace(const std::vector<TraceRecord> &records, const MapOptions &o
     JobStream js;
     js.stats.pods = static_cast<int>(records.size());
     std::vector<Candidate> cs;
+    std::set<std::string> renamed;  // accounts (case folded) whose names Slurm cannot take as they are
     for (const auto &r : records) {
         Candidate c{};
-        if (candidate(r, opt, js.stats, c))
-            cs.push_back(c);
+        if (!candidate(r, opt, js.stats, c))
+            continue;
+        cs.push_back(c);
+        std::string lower = r.account;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+        if (opt.quota_source == QuotaSource::Accounts && !lower.empty() && c.group != lower)
+            renamed.insert(lower);
     }
+    js.stats.accounts_renamed = static_cast<int>(renamed.size());
     classify(cs, opt);
     js.quotas = derive_quotas(cs, opt, js.stats);
     std::map<std::string, const Quota *> quota_by_name;

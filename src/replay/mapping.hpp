@@ -128,6 +128,8 @@ struct MapStats {
     int gang_capped = 0;          // kept, more nodes than its pool has
     int gang_rounded_up = 0;      // kept, gang GPUs rounded up to the same count on every node
     int accounts_merged = 0;      // Accounts: accounts folded into "<pool>-other"
+    int accounts_renamed = 0;     // Accounts: account names cut to 40 characters of [a-z0-9_.-]
+                                  // (two such names may then share a quota)
     int be_capped_to_quota = 0;   // kept, idle-time job larger than its team's quota
     int carried_over = 0;         // kept, running at the window start
     int floored = 0;              // kept, compressed run shorter than min_duration_s (raised)

@@ -65,7 +65,8 @@ std::vector<Notice> notices(const EventLog &log)
     return ns;
 }
 
-// Guaranteed waits split by whether a notice went out in the job's pool while it waited.
+// Guaranteed waits split by whether a reclaim was under way in the job's pool while it waited
+// (a notice sent before its victim released, overlapping [submit, first start]).
 void split_guaranteed_wait(const EventLog &log, const std::vector<Notice> &ns, Metrics &m)
 {
     std::vector<double> free, reclaim;
@@ -73,8 +74,10 @@ void split_guaranteed_wait(const EventLog &log, const std::vector<Notice> &ns, M
         if (r.job.cls != JobClass::Guaranteed || r.runs.empty())
             continue;
         double from = r.job.submit_s, to = r.runs.front().start_s;
+        if (to < from)
+            continue;  // as in guaranteed_wait
         bool noticed = std::any_of(ns.begin(), ns.end(), [&](const Notice &n) {
-            return n.pool == r.job.pool && n.t >= from && n.t <= to;
+            return n.pool == r.job.pool && n.t <= to && std::max(n.t, n.release) >= from;
         });
         (noticed ? reclaim : free).push_back(to - from);
     }

@@ -57,9 +57,9 @@ struct Metrics {
     double makespan_s = 0;         // last run end
     std::vector<std::pair<double, double>> alloc_series;  // (t, rate) every series_step_s
     Dist guaranteed_wait;          // first start - submit, guaranteed jobs
-    Dist guaranteed_wait_free;     // the same, jobs with no preemption notice in their pool
-                                   // between their submission and their start
-    Dist guaranteed_wait_reclaim;  // the same, jobs with one (they may have waited for a reclaim)
+    Dist guaranteed_wait_free;     // the same, jobs with no reclaim under way in their pool (a
+                                   // notice sent, its victim not yet released) while they waited
+    Dist guaranteed_wait_reclaim;  // the same, jobs with one (they may have waited for it)
     int idle_jobs = 0, idle_completed = 0;
     Dist idle_wait;                // first start - submit
     Dist idle_turnaround;          // completion - submit

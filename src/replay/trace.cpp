@@ -22,19 +22,52 @@ const char *trace_qos_name(TraceQos q)
     return "?";
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at text[i] (2 to 4 bytes), 0 when there is none.
+size_t utf8_length(const std::string &text, size_t i)
+{
+    auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+    unsigned char c = byte(i);
+    size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t k = 1; k < n; k++)
+        if ((byte(i + k) & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+}  // namespace
+
 std::string printable(const std::string &text)
 {
     static const char hex[] = "0123456789abcdef";
     std::string out;
     out.reserve(text.size());
-    for (unsigned char c : text) {
-        if (c >= 0x20 && c != 0x7f) {
-            out += static_cast<char>(c);
-            continue;
-        }
+    auto escape = [&](unsigned char c) {
         out += "\\x";
         out += hex[c >> 4];
         out += hex[c & 15];
+    };
+    for (size_t i = 0; i < text.size();) {
+        auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f || c == '\\')
+                escape(c);
+            else
+                out += static_cast<char>(c);
+            i++;
+            continue;
+        }
+        size_t n = utf8_length(text, i);
+        bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;  // U+0080-U+009F
+        if (n == 0 || c1) {
+            for (size_t k = 0; k < std::max<size_t>(n, 1); k++)
+                escape(static_cast<unsigned char>(text[i + k]));
+            i += std::max<size_t>(n, 1);
+            continue;
+        }
+        out.append(text, i, n);
+        i += n;
     }
     return out;
 }
@@ -155,6 +188,8 @@ private:
         r.name = f[pos[Name]];
         if (r.name.empty())
             throw TraceError(where + ": empty pod name");
+        if (printable(r.name) != r.name)  // it names the Slurm job and its files
+            throw TraceError(where + ": pod name '" + r.name + "' holds a control character, a backslash or a byte that is not UTF-8");
         int64_t gpus = parse_int(f[pos[NumGpu]], false, where + " num_gpu");
         int64_t milli = parse_int(f[pos[GpuMilli]], false, where + " gpu_milli");
         if (gpus > text::kMaxCount || milli > 1000)

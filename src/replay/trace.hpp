@@ -48,8 +48,9 @@ struct ReadStats {
     int bad_total() const;
 };
 
-// text with every control byte (below 0x20, and 0x7f) written as \xNN: trace fields and user
-// input go into messages and mapping.md, where a raw escape sequence would drive the terminal.
+// text with every control character (C0, DEL, C1 as a byte or as UTF-8), every byte that is not
+// well-formed UTF-8 and the backslash written as \xNN: trace fields and user input go into
+// messages and mapping.md, where a raw escape sequence would drive the terminal.
 std::string printable(const std::string &text);
 
 // Thrown for malformed input; what() is one line naming the file position and the problem.

@@ -175,6 +175,12 @@ check_bad "deletion_time 400 is before creation_time or scheduled_time" map --tr
 	--compress 10 --sample 1 >/dev/full 2>"$OUT/err"
 rc=$?
 [ $rc -eq 1 ] && grep -qF "cannot write standard output" "$OUT/err" || fail "map >/dev/full exited $rc: $(cat "$OUT/err")"
+# A pipe whose reader is gone: the write fails (SIGPIPE caught), exit 1 with a message.
+{ sleep 0.5; "$BIN" map --trace "$DATA/openb_small.csv" --out "$OUT/pipe" --window-start 0 --window-len 1000 \
+	--compress 10 --sample 1 2>"$OUT/err"; echo $? >"$OUT/rc"; } | true
+[ "$(cat "$OUT/rc")" = 1 ] && grep -qF "cannot write standard output" "$OUT/err" || fail "map into a closed pipe exited $(cat "$OUT/rc"): $(cat "$OUT/err")"
+# Options with a control character are refused (they would reach messages, reports and Slurm).
+check_bad "argument 3 'x\x1by' holds a control character" map --trace "$(printf 'x\033y')" --out "$OUT/bad"
 # A control byte in a trace field reaches messages and mapping.md as \xNN, never raw.
 { head -n 2 "$DATA/sacct_small.txt"; printf '906|eve|physics|gpu|normal|2026-11-30T10:00:00\033]2;x\007|2026-11-30T10:00:05|2026-11-30T10:10:05|gres/gpu=1|gres/gpu=1|COMPLETED|1\n'; } >"$OUT/esc.txt"
 "$BIN" map --kind sacct --trace "$OUT/esc.txt" --out "$OUT/es" --compress 10 >"$OUT/log" 2>&1 || fail "escape sacct map exited $?: $(cat "$OUT/log")"

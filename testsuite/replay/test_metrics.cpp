@@ -156,11 +156,28 @@ START_TEST(test_distribution)
 }
 END_TEST
 
+// A guaranteed job submitted while a reclaim is under way (notice at 15, victim released at 20)
+// counts as waiting for a reclaim although the notice came before its submission; one submitted
+// after the release does not.
+START_TEST(test_wait_split_overlap)
+{
+    EventLog log = reclaim_log();
+    log.jobs.push_back(rec("G3", JobClass::Guaranteed, "q1", 1, 16, {run(21, 31, true)}));
+    log.jobs.push_back(rec("G4", JobClass::Guaranteed, "q0", 1, 25, {run(26, 30, true)}));
+    Metrics m = compute_metrics(log, 10);
+    ck_assert_int_eq(m.guaranteed_wait_reclaim.n, 2);  // G2, G3
+    ck_assert_double_eq_tol(m.guaranteed_wait_reclaim.max, 7, 1e-9);
+    ck_assert_int_eq(m.guaranteed_wait_free.n, 2);  // G1, G4
+    ck_assert_double_eq_tol(m.guaranteed_wait_free.max, 1, 1e-9);
+}
+END_TEST
+
 Suite *metrics_suite()
 {
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_reclaim_metrics);
+    tcase_add_test(tc, test_wait_split_overlap);
     tcase_add_loop_test(tc, test_reclaim_grouping, 0, sizeof kGroups / sizeof kGroups[0]);
     tcase_add_loop_test(tc, test_invariants, 0, sizeof kInv / sizeof kInv[0]);
     tcase_add_loop_test(tc, test_distribution, 0, sizeof kDist / sizeof kDist[0]);

@@ -78,6 +78,21 @@ START_TEST(test_percentile)
 END_TEST
 
 // Beyond max_quotas the accounts of least demand share "<pool>-other".
+// Account names Slurm cannot take are renamed to [a-z0-9_.-] and counted; "a b" and "a_b" then
+// share a quota; "Phys" and "phys" are one Slurm account and are not counted.
+START_TEST(test_renamed_accounts)
+{
+    std::vector<TraceRecord> rs{job("j1", "a b", 1, 0, 1000), job("j2", "A B", 1, 0, 1000),
+                                job("j3", "a_b", 1, 0, 1000), job("j4", "Phys", 1, 0, 1000),
+                                job("j5", "phys", 1, 0, 1000)};
+    JobStream js = map_trace(rs, opts());
+    ck_assert_int_eq(js.stats.accounts_renamed, 1);
+    ck_assert_uint_eq(js.quotas.size(), 2);
+    ck_assert_ptr_nonnull(quota(js, "a100-a_b"));
+    ck_assert_ptr_nonnull(quota(js, "a100-phys"));
+}
+END_TEST
+
 START_TEST(test_fold_accounts)
 {
     std::vector<TraceRecord> rs;
@@ -217,6 +232,7 @@ Suite *quotas_suite()
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_percentile);
     tcase_add_test(tc, test_fold_accounts);
+    tcase_add_test(tc, test_renamed_accounts);
     tcase_add_test(tc, test_idle_share);
     tcase_add_test(tc, test_idle_partition);
     tcase_add_test(tc, test_gangs);

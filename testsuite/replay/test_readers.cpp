@@ -275,6 +275,25 @@ START_TEST(test_duplicates_and_order)
 }
 END_TEST
 
+// printable(): C0, DEL, backslash, C1 (a lone byte or UTF-8 C2 80-9F) and bytes that are not
+// UTF-8 become \xNN; other UTF-8 passes unchanged.
+START_TEST(test_printable)
+{
+    ck_assert_cxx_str_eq(printable("plain text"), "plain text");
+    ck_assert_cxx_str_eq(printable("a\033[2Jb\x7f"), "a\\x1b[2Jb\\x7f");
+    ck_assert_cxx_str_eq(printable("back\\slash"), "back\\x5cslash");
+    ck_assert_cxx_str_eq(printable("csi \x9b and \xc2\x9b"), "csi \\x9b and \\xc2\\x9b");
+    ck_assert_cxx_str_eq(printable("caf\xc3\xa9 \xc4\x80 \xe2\x82\xac \xf0\x9f\x98\x80"),
+                         "caf\xc3\xa9 \xc4\x80 \xe2\x82\xac \xf0\x9f\x98\x80");
+    ck_assert_cxx_str_eq(printable("cut \xe2\x82"), "cut \\xe2\\x82");
+    // A pod name that printable() would change stops the openb read: it names the Slurm job.
+    ReadStats st;
+    std::string err = read_error("openb", "name,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,"
+                                          "scheduled_time\np\033x,1,1000,,LS,0,10,0\n", st);
+    ck_assert_msg(err.find("holds a control character") != std::string::npos, "got '%s'", err.c_str());
+}
+END_TEST
+
 Suite *readers_suite()
 {
     Suite *s = suite_create("readers");
@@ -282,6 +301,7 @@ Suite *readers_suite()
     tcase_add_loop_test(tc, test_sacct_records, 0, sizeof kSacct / sizeof kSacct[0]);
     tcase_add_loop_test(tc, test_sacct_stats, 0, sizeof kSacctBad / sizeof kSacctBad[0]);
     tcase_add_test(tc, test_sacct_header_order);
+    tcase_add_test(tc, test_printable);
     tcase_add_loop_test(tc, test_sacct_header_bad, 0, sizeof kHeaderBad / sizeof kHeaderBad[0]);
     tcase_add_test(tc, test_sacct_strict);
     tcase_add_test(tc, test_swf_records);

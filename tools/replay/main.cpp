@@ -12,6 +12,7 @@
 #include "spread.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -229,10 +230,22 @@ int checked_stdout(int rc)
     return 1;
 }
 
+// A reader that closes stdout (`| head`) must not kill a run mid-configuration (the cluster would
+// stay in the replay's configuration): SIGPIPE is caught, so the write fails and checked_stdout()
+// reports it. Caught, not ignored: the programs the replay starts get the default action back.
+void catch_sigpipe()
+{
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
+    catch_sigpipe();
     Options o = parse_options(argc, argv);
     Trace t = load_trace(o);
     check_idle_rule(o, t);

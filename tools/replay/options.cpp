@@ -1,7 +1,9 @@
 #include "options.hpp"
 
 #include "core/cmdline.hpp"
+#include "replay/trace.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -17,8 +19,21 @@ namespace {
 
 [[noreturn]] void bad(const std::string &msg)
 {
-    std::cerr << "idletime-replay: " << msg << " (see idletime-replay --help)\n";
+    std::cerr << "idletime-replay: " << printable(msg) << " (see idletime-replay --help)\n";
     std::exit(2);
+}
+
+// Paths and names of the command line go into messages, mapping.md, report.md and Slurm job
+// fields: a control character in one is refused, not carried along.
+void refuse_control_characters(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        a.erase(std::remove(a.begin(), a.end(), '\\'), a.end());  // printable() escapes it too
+        if (printable(a) != a)
+            bad("argument " + std::to_string(i) + " '" + argv[i] +
+                "' holds a control character or a byte that is not UTF-8");
+    }
 }
 
 double num(const std::string &opt, const std::string &v)
@@ -240,7 +255,8 @@ const char *const kUsage =
     "         --poll S --timeout S --ckpt-every S --requeue-delay S --c-routing plugin|direct\n"
     "         --allow-foreign-jobs\n"
     "--help, --version\n"
-    "Exit status: 0 ok (map: stream written), 1 run: an invariant or the cluster failed,\n"
+    "Exit status: 0 ok (map: stream written), 1 run: an invariant or the cluster failed, or\n"
+    "standard output could not be written (map too),\n"
     "2 bad input (also a trace with no usable job), nothing written\n";
 
 Options parse_options(int argc, char **argv)
@@ -249,6 +265,7 @@ Options parse_options(int argc, char **argv)
     o.map.pools = {{"a100", "a100", 16}, {"h100", "h100", 16}};
     o.map.compress = 240;
     o.map.seed = 1;
+    refuse_control_characters(argc, argv);
     for (int i = 0; i < argc; i++)
         o.command_line += (i ? " " : "") + std::string(argv[i]);
     for (int i = 1; i < argc; i++) {  // `idletime-replay run --help` too

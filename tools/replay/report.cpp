@@ -85,8 +85,8 @@ void write_summary_csv(const std::string &path, const std::vector<ConfigResult> 
          "g_wait_p95,g_wait_max,idle_jobs,idle_completed,idle_wait_p50,idle_wait_p95,idle_wait_max,"
          "idle_turnaround_p50,idle_turnaround_p95,preemptions,reclaims,victims_per_reclaim_mean,"
          "victims_per_reclaim_max,owner_wait_p50,owner_wait_p95,owner_wait_max,owner_start_p50,"
-         "owner_start_max,gpu_s_lost,gpu_s_used,g_wait_free_jobs,g_wait_free_p50,g_wait_reclaim_jobs,"
-         "g_wait_reclaim_p50,violations\n";
+         "owner_start_max,gpu_s_lost,gpu_s_used,g_wait_no_reclaim_jobs,g_wait_no_reclaim_p50,"
+         "g_wait_reclaim_jobs,g_wait_reclaim_p50,violations\n";
     for (const auto &r : rs) {
         const Metrics &m = r.metrics;
         o << r.letter << ',' << m.alloc_rate_window << ',' << m.alloc_rate_run << ',' << m.makespan_s
@@ -125,9 +125,9 @@ void results_table(std::ostream &o, const std::vector<ConfigResult> &rs)
     row("guaranteed wait p50 / p95 / max (s)", [](const Metrics &m) {
         return f1(m.guaranteed_wait.p50) + " / " + f1(m.guaranteed_wait.p95) + " / " + f1(m.guaranteed_wait.max);
     });
-    row("guaranteed wait p50: no notice in the pool while waiting / one (jobs) (s)", [](const Metrics &m) {
-        return f1(m.guaranteed_wait_free.p50) + " (" + std::to_string(m.guaranteed_wait_free.n) + ") / " +
-               f1(m.guaranteed_wait_reclaim.p50) + " (" + std::to_string(m.guaranteed_wait_reclaim.n) + ")";
+    row("guaranteed wait p50: no reclaim in the pool while waiting / one (jobs) (s)", [](const Metrics &m) {
+        auto cell = [](const Dist &d) { return (d.n ? f1(d.p50) : "-") + " (" + std::to_string(d.n) + ")"; };
+        return cell(m.guaranteed_wait_free) + " / " + cell(m.guaranteed_wait_reclaim);
     });
     row("idle-time jobs completed", [](const Metrics &m) {
         return std::to_string(m.idle_completed) + " of " + std::to_string(m.idle_jobs);

@@ -362,14 +362,14 @@ std::string mapping_markdown(const Options &o, const JobStream &js, const ReadSt
     }
     m << "| trace jobs | kept | guaranteed | idle-time | no GPU | never scheduled | outside window | sampled out | "
          "spec not mapped | shared GPU skipped | no quota | shared GPU rounded up | GPUs capped | gangs | "
-         "gangs cut to pool | gang GPUs rounded up | idle capped to quota | accounts folded | carried over | "
+         "gangs cut to pool | gang GPUs rounded up | idle capped to quota | accounts folded | accounts renamed | carried over | "
          "clipped at end | raised to min duration |\n";
-    m << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    m << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     m << "| " << s.pods << " | " << s.kept << " | " << s.guaranteed << " | " << s.idle << " | " << s.no_gpu
       << " | " << s.never_scheduled << " | " << s.outside_window << " | " << s.sampled_out << " | " << s.unmapped_spec << " | "
       << s.fractional_skipped << " | " << s.no_quota << " | " << s.fractional_rounded << " | " << s.gpus_capped << " | "
       << s.gangs << " | " << s.gang_capped << " | " << s.gang_rounded_up << " | " << s.be_capped_to_quota << " | "
-      << s.accounts_merged << " | "
+      << s.accounts_merged << " | " << s.accounts_renamed << " | "
       << s.carried_over << " | " << s.clipped_at_end << " | " << s.floored << " |\n\n";
     m << "| quota | pool | GPUs | demand (p" << o.map.quota_percentile * 100
       << " concurrent guaranteed GPUs in the trace window, or site GPUs) |\n|---|---|---|---|\n";

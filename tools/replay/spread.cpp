@@ -1,6 +1,7 @@
 #include "spread.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -21,10 +22,10 @@ const std::vector<std::pair<const char *, Metric>> &metrics()
         {"makespan (s)", [](const Metrics &x) { return x.makespan_s; }},
         {"guaranteed wait p50 (s)", [](const Metrics &x) { return x.guaranteed_wait.p50; }},
         {"guaranteed wait p95 (s)", [](const Metrics &x) { return x.guaranteed_wait.p95; }},
-        {"guaranteed wait p50, no notice in the pool while waiting (s)",
-         [](const Metrics &x) { return x.guaranteed_wait_free.p50; }},
-        {"guaranteed wait p50, a notice in the pool while waiting (s)",
-         [](const Metrics &x) { return x.guaranteed_wait_reclaim.p50; }},
+        {"guaranteed wait p50, no reclaim in the pool while waiting (s)",
+         [](const Metrics &x) { return x.guaranteed_wait_free.n ? x.guaranteed_wait_free.p50 : NAN; }},
+        {"guaranteed wait p50, a reclaim in the pool while waiting (s)",
+         [](const Metrics &x) { return x.guaranteed_wait_reclaim.n ? x.guaranteed_wait_reclaim.p50 : NAN; }},
         {"idle-time wait p50 (s)", [](const Metrics &x) { return x.idle_wait.p50; }},
         {"idle-time wait p95 (s)", [](const Metrics &x) { return x.idle_wait.p95; }},
         {"idle-time turnaround p95 (s)", [](const Metrics &x) { return x.idle_turnaround.p95; }},
@@ -42,9 +43,13 @@ std::string f1(double v)
     return s.str();
 }
 
-// min / median / max (median of an even count: the mean of the middle two).
+// min / median / max (median of an even count: the mean of the middle two) of the seeds that
+// have the metric (NaN: none of its jobs); "-" when none has it.
 std::string spread(std::vector<double> v)
 {
+    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
+    if (v.empty())
+        return "-";
     std::sort(v.begin(), v.end());
     size_t n = v.size();
     double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
