@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -264,10 +265,13 @@ int main(int argc, char **argv)
     int rc = 0;
     try {
         for (const auto &[so, js] : streams) {
-            std::cout << "idletime/replay: seed " << so.map.seed << ": " << js.jobs.size() << " jobs ("
-                      << js.stats.guaranteed << " guaranteed, " << js.stats.idle << " idle-time) over "
-                      << js.span_s << " s; " << t.stats.bad_total() << " bad trace rows; stream in "
-                      << so.out << "/jobs.csv" << std::endl;
+            char span[32];
+            std::snprintf(span, sizeof span, "%.1f", js.span_s);
+            std::cout << "idletime/replay: seed " << so.map.seed << ": " << js.jobs.size()
+                      << (js.jobs.size() == 1 ? " job (" : " jobs (") << js.stats.guaranteed << " guaranteed, "
+                      << js.stats.idle << " idle-time) over " << span << " s; " << t.stats.bad_total()
+                      << (t.stats.bad_total() == 1 ? " bad trace row" : " bad trace rows") << "; stream in " << so.out
+                      << "/jobs.csv" << std::endl;
             if (o.command == "map")
                 continue;
             by_seed.emplace_back();
