@@ -58,7 +58,10 @@ early=$(tail -n +"$((log0 + 1))" "$IC_LOGD/slurmctld.log" | awk '
 # first burst of B was allocated 0.04-0.09 s after its submission and that of C 0.89-0.91 s (openb
 # seed 1), only because time 0 fell at another point of that second. Each configuration: one probe,
 # cancelled, never started; the median allocation delay of the first burst (the jobs submitted
-# within 0.2 s of the first) differs by less than 0.3 s between configurations.
+# within 0.2 s of the first) differs by less than 0.3 s between configurations. Only the main
+# scheduler's "sched: Allocate" counts: the backfill pass (every 30 s, its own timer) sometimes
+# falls inside that second and starts a burst sooner (0.40 s on 2026-12-06), in any configuration
+# alike; at most one configuration may go without a main-scheduler allocation.
 ctld_log=$(tail -n +"$((log0 + 1))" "$IC_LOGD/slurmctld.log")
 probes=$(sed -n 's/.*_slurm_rpc_submit_batch_job: JobId=\([0-9]*\) InitPrio=0 .*/\1/p' <<<"$ctld_log")
 it_assert_eq 4 "$(grep -c . <<<"$probes")" "held probe jobs (one per configuration): $(tr '\n' ' ' <<<"$probes")"
@@ -76,10 +79,11 @@ delays=$(awk -v probes="$(tr '\n' ' ' <<<"$probes")" '
 		if (!first[seg]) first[seg] = t($1)
 		if (t($1) - first[seg] < 0.2) { sub_t[id] = t($1); seg_of[id] = seg }
 	}
-	/sched: Allocate JobId=|_start_job: Started JobId=/ && (id in sub_t) && !(id in done) { done[id] = 1; d[seg_of[id]] = d[seg_of[id]] " " t($1) - sub_t[id] }
+	/_start_job: Started JobId=/ { done[id] = 1 }
+	/sched: Allocate JobId=/ && (id in sub_t) && !(id in done) { done[id] = 1; d[seg_of[id]] = d[seg_of[id]] " " t($1) - sub_t[id] }
 	END { for (s in d) { m = split(substr(d[s], 2), v, " "); for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
 		printf "%.3f\n", v[int((m + 1) / 2)] } }' <<<"$ctld_log")
-it_assert_eq 4 "$(grep -c . <<<"$delays")" "configurations with a first burst in slurmctld's log: $delays"
+[ "$(grep -c . <<<"$delays")" -ge 3 ] || it_fail "fewer than 3 configurations with a first burst allocated by the main scheduler: $delays"
 spread=$(sort -n <<<"$delays" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f", hi - lo }')
 awk -v s="$spread" 'BEGIN { exit !(s < 0.3) }' ||
 	it_fail "first bursts allocated after different parts of slurmctld's second: median delays $(tr '\n' ' ' <<<"$delays")"
