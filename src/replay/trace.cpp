@@ -60,16 +60,22 @@ std::string printable(const std::string &text)
         }
         size_t n = utf8_length(text, i);
         bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;  // U+0080-U+009F
-        if (n == 0 || c1) {
-            for (size_t k = 0; k < std::max<size_t>(n, 1); k++)
+        size_t len = std::max<size_t>(n, 1);
+        if (n == 0 || c1)
+            for (size_t k = 0; k < len; k++)
                 escape(static_cast<unsigned char>(text[i + k]));
-            i += std::max<size_t>(n, 1);
-            continue;
-        }
-        out.append(text, i, n);
-        i += n;
+        else
+            out.append(text, i, n);
+        i += len;
     }
     return out;
+}
+
+std::string job_name_problem(const std::string &name)
+{
+    if (printable(name) == name)
+        return "";
+    return "'" + name + "' holds a control character, a backslash or a byte that is not UTF-8";
 }
 
 void ReadStats::add_bad(const std::string &reason, const std::string &where_detail)
@@ -188,8 +194,8 @@ private:
         r.name = f[pos[Name]];
         if (r.name.empty())
             throw TraceError(where + ": empty pod name");
-        if (printable(r.name) != r.name)  // it names the Slurm job and its files
-            throw TraceError(where + ": pod name '" + r.name + "' holds a control character, a backslash or a byte that is not UTF-8");
+        if (std::string why = job_name_problem(r.name); !why.empty())
+            throw TraceError(where + ": pod name " + why);
         int64_t gpus = parse_int(f[pos[NumGpu]], false, where + " num_gpu");
         int64_t milli = parse_int(f[pos[GpuMilli]], false, where + " gpu_milli");
         if (gpus > text::kMaxCount || milli > 1000)

@@ -53,6 +53,10 @@ struct ReadStats {
 // messages and mapping.md, where a raw escape sequence would drive the terminal.
 std::string printable(const std::string &text);
 
+// "" when a trace job's name (it names the Slurm job and its files) is printable as it is, else
+// the reason, one phrase.
+std::string job_name_problem(const std::string &name);
+
 // Thrown for malformed input; what() is one line naming the file position and the problem.
 struct TraceError : std::runtime_error {
     using std::runtime_error::runtime_error;

@@ -181,8 +181,8 @@ private:
         r.name = f[pos[JobId]];
         if (r.name.empty())
             return st.add_bad("empty JobID", where + ": empty JobID"), false;
-        if (printable(r.name) != r.name)  // it names the Slurm job and its files
-            return st.add_bad("bad JobID", where + ": JobID '" + r.name + "' holds a control character, a backslash or a byte that is not UTF-8"), false;
+        if (std::string why = job_name_problem(r.name); !why.empty())
+            return st.add_bad("bad JobID", where + ": JobID " + why), false;
         if (r.name.find('.') != std::string::npos)
             return st.steps_skipped++, false;
         auto opt = [&](Col c) { return pos[c] == kAbsent ? std::string() : f[pos[c]]; };

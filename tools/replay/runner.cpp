@@ -191,7 +191,7 @@ void print_progress(const Loop &L, double t, std::ostream &out)
 // tick waits about a second to be allocated, one submitted just before it about 50 ms. Time 0 of
 // every configuration starts right after a tick, so the trace's first burst (the jobs carried over
 // into the window) waits the same in each. A held probe job asks for the pass; it never runs and
-// is cancelled at once.
+// is cancelled as soon as the pass is seen (or after 5 s, or on an error).
 void align_to_schedule_tick(const JobStream &js, const ConfigPlan &plan, const RunSetup &s, std::ostream &progress)
 {
     if (js.jobs.empty())
