@@ -59,9 +59,39 @@ sc_sdiag() {
 		END { for (k in n) printf "%s %s cycles, mean %.1f ms, max %.1f ms; ", k, n[k], mn[k] / 1000, mx[k] / 1000 }'
 }
 
+# sc_submit_one USER QUOTA: one owner of OWNER_GPUS GPUs; prints "<submit time> <job id>".
+sc_submit_one() {
+	local t o
+	t=$(rc_now)
+	o=$(it_submit "$1" -J scale-o --quota="$2" --gres=gpu:a100:"$OWNER_GPUS" "$RC_JOBS/owner.sh" 3600) || return 1
+	echo "$t $o"
+}
+
+# sc_submit_owners N: N owners of alice (team-a) and bob (team-b) in turn, one sbatch after the
+# other, or all N sbatch at the same time with SUBMIT=parallel; prints sc_submit_one's lines.
+sc_submit_owners() {
+	local n=$1 i d user quota rc=0
+	d=$(mktemp -d)
+	for i in $(seq "$n"); do
+		if [ $((i % 2)) = 1 ]; then user=alice quota=team-a; else user=bob quota=team-b; fi
+		if [ "$SUBMIT" = parallel ]; then
+			sc_submit_one "$user" "$quota" >"$d/$i" &
+		else
+			sc_submit_one "$user" "$quota" >"$d/$i" || break
+		fi
+	done
+	wait
+	for i in $(seq "$n"); do
+		[ -s "$d/$i" ] || { echo "sc_submit_owners: owner $i of $n was not submitted" >&2; rc=1; break; }
+		cat "$d/$i"
+	done
+	rm -rf "$d"
+	return "$rc"
+}
+
 # sc_round N [native]: N owners at once; prints the results. Sets SC_OWNERS, SC_PREEMPTED.
 sc_round() {
-	local n=$1 mode=${2:-idletime} t0 i user quota o lat max=0 tall=0 st save vict twice starts pstarts log0
+	local n=$1 mode=${2:-idletime} t0 i o lat max=0 tall=0 st save vict twice starts pstarts log0 subs
 	local -a own=() tsub=() lats=()
 	local before after
 	before=$(mktemp) after=$(mktemp)
@@ -69,12 +99,11 @@ sc_round() {
 	sdiag -r >/dev/null 2>&1
 	log0=$(wc -l <"$IC_LOGD/slurmctld.log")
 	t0=$(rc_now)
-	for i in $(seq "$n"); do
-		if [ $((i % 2)) = 1 ]; then user=alice quota=team-a; else user=bob quota=team-b; fi
-		tsub+=("$(rc_now)")
-		o=$(it_submit "$user" -J scale-o --quota="$quota" --gres=gpu:a100:8 "$RC_JOBS/owner.sh" 3600) || return 1
+	subs=$(sc_submit_owners "$n") || return 1
+	while read -r st o; do
+		tsub+=("$st")
 		own+=("$o")
-	done
+	done <<<"$subs"
 	for i in "${!own[@]}"; do
 		rc_wait_line "$(rc_out scale-o "${own[$i]}")" '^started ' 300 || { echo "owner ${own[$i]}: $(it_job_field "${own[$i]}" JobState)/$(it_job_field "${own[$i]}" Reason)" >&2; return 1; }
 		st=$(rc_word "$(rc_out scale-o "${own[$i]}")" started)
@@ -95,8 +124,8 @@ sc_round() {
 	printf 'N=%d %s: all owners running %s s after their own sbatch (median %s s), %s s after the first sbatch; slowest save %s s\n' \
 		"$n" "$mode" "$max" "$(printf '%s\n' "${lats[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')" \
 		"$(rc_sub "$tall" "$t0")" "$save"
-	printf 'N=%d %s: victims %d (%s per owner, 8 needed), preempted twice %d, idle-time starts during the reclaim %d (+%d queued jobs)\n' \
-		"$n" "$mode" "$vict" "$(awk -v v="$vict" -v n="$n" 'BEGIN {printf "%.2f", v / n}')" "$twice" "$starts" "$pstarts"
+	printf 'N=%d %s: victims %d (%s per owner, %d needed), preempted twice %d, idle-time starts during the reclaim %d (+%d queued jobs)\n' \
+		"$n" "$mode" "$vict" "$(awk -v v="$vict" -v n="$n" 'BEGIN {printf "%.2f", v / n}')" "$OWNER_GPUS" "$twice" "$starts" "$pstarts"
 	echo "N=$n $mode: sdiag: $(sc_sdiag)"
 	SC_LOG0=$log0 SC_N=$n SC_MODE=$mode
 	[ "$mode" != native ] || { sleep 6; sc_plugin_time; }

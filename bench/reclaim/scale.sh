@@ -4,7 +4,7 @@
 # team-a and team-b of 256 GPUs each. The run:
 #   1. fills all 512 GPUs with one-GPU idle-time jobs of carol (array scale-v: they save SAVE_MB
 #      MiB on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
-#   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), 8 GPUs each, are submitted
+#   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), OWNER_GPUS each, are submitted
 #      together; prints when all ran (each owner's own start line - its own sbatch; and from the
 #      first sbatch), the slowest victim save, victims per owner, victims preempted twice,
 #      idle-time job starts during the reclaim (thrashing), slurmctld's sdiag cycle times and
@@ -13,7 +13,9 @@
 #   3. the same for the largest N with victims that ignore the notice (Slurm alone: GraceTime,
 #      SIGTERM, KillWait), and the ratio.
 # Usage: scale.sh [N...]   (default 1 4 16 64; N <= 64)
-# Env: PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
+# Env: OWNER_GPUS (GPUs per owner, 1-8, default 8: with 8 the 64 owners need the whole pool; with 1
+# each owner needs one victim), SUBMIT (serial: one sbatch after the other, the default; parallel:
+# the N sbatch run at the same time), PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
 # IDLETIME_CLUSTER_DIR / IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX. Takes 15-25 minutes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +35,10 @@ for n in "${sizes[@]}"; do
 		exit 2
 	fi
 done
+OWNER_GPUS=${OWNER_GPUS:-8}
+[[ $OWNER_GPUS =~ ^[1-8]$ ]] || { echo "bench/reclaim/scale: OWNER_GPUS must be 1-8 (GPUs of one node), not '$OWNER_GPUS'" >&2; exit 2; }
+SUBMIT=${SUBMIT:-serial}
+[[ $SUBMIT =~ ^(serial|parallel)$ ]] || { echo "bench/reclaim/scale: SUBMIT must be serial or parallel, not '$SUBMIT'" >&2; exit 2; }
 pending=${PENDING:-1536}
 [[ $pending =~ ^[0-9]+$ ]] || { echo "bench/reclaim/scale: PENDING must be a number, not '$pending'" >&2; exit 2; }
 it_begin
@@ -42,7 +48,7 @@ nodes=$(sinfo -h -p idle-a100-big -o %D 2>/dev/null)
 it_cleanup_jobs >/dev/null 2>&1
 sc_undrain
 rm -f "$IC_DIR"/out/scale-*.out
-echo "bench/reclaim/scale: 64 nodes x 8 GPUs, victims save ${SAVE_MB:-1} MiB; $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
+echo "bench/reclaim/scale: 64 nodes x 8 GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims save ${SAVE_MB:-1} MiB; $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
 
 sc_fill release "$pending" || exit 1
 sc_memory

@@ -103,7 +103,7 @@ def load_library():
         "read": (i, [H, u64, cp, ctypes.c_void_p, sz, ctypes.POINTER(sz)]),
         "file_path": (i, [H, u64, cp, ctypes.c_char_p, sz]),
         "install_notice": (i, [H, i]), "preempt_requested": (i, [H]),
-        "deadline": (ctypes.c_int64, [H]), "notice_signal": (i, [H]),
+        "deadline": (ctypes.c_int64, [H]), "notice_signal": (i, [H]), "notice_fd": (i, [H]),
         "progress": (i, [H, u64]), "release": (i, [H]),
         "group_init": (None, [ctypes.POINTER(_Group)]),
         "join": (i, [H, ctypes.POINTER(_Group)]),
@@ -343,6 +343,15 @@ class Checkpointer:
         self._check(self._lib.idletime_ckpt_install_notice(self._handle(), int(signo)))
         # A later signal.signal() for these signals would replace the library's handler.
         return signal.Signals(self._lib.idletime_ckpt_notice_signal(self._h))
+
+    def notice_fd(self):
+        """A descriptor that becomes readable when the notice (or SIGTERM) arrives, for select(),
+        selectors or asyncio's loop.add_reader(); do not read or close it. The library's handler
+        is a C sigaction, so signal.set_wakeup_fd() never fires for the notice: use this."""
+        fd = self._lib.idletime_ckpt_notice_fd(self._handle())
+        if fd < 0:
+            raise CheckpointError(-fd, "notice_fd(): call install_notice() first")
+        return fd
 
     @property
     def preempt_requested(self):

@@ -392,6 +392,12 @@ int64_t idletime_ckpt_deadline(const idletime_ckpt_t *) { return idletime::ckpt:
 
 int idletime_ckpt_notice_signal(const idletime_ckpt_t *) { return idletime::ckpt::notice_signal(); }
 
+int idletime_ckpt_notice_fd(const idletime_ckpt_t *)
+{
+    const int fd = idletime::ckpt::notice_fd();
+    return fd >= 0 ? fd : -ENOENT;
+}
+
 int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step)
 {
     return guard(h, [&](auto &s) { s.heartbeat().progress(step); return 0; });

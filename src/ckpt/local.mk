@@ -15,7 +15,7 @@ src_ckpt_libidletime_ckpt_la_SOURCES = \
 	src/ckpt/publish.hpp src/ckpt/publish.cpp src/sched/comment.cpp
 src_ckpt_libidletime_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(MUNGE_CFLAGS) $(CRYPTO_CFLAGS) $(XXHASH_CFLAGS)
 src_ckpt_libidletime_ckpt_la_LIBADD = $(JSONC_LIBS) $(MUNGE_LIBS) $(CRYPTO_LIBS) $(XXHASH_LIBS) $(SLURM_LIBS) $(PTHREAD_LIBS)
-src_ckpt_libidletime_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+src_ckpt_libidletime_ckpt_la_LDFLAGS = -version-info 1:0:1 -no-undefined  # 1:0:1 added idletime_ckpt_notice_fd
 
 # ---- tests (Check suites + Python unittest, all in make check) ----
 noinst_LTLIBRARIES += testsuite/ckpt/libckpttest.la

@@ -8,6 +8,9 @@
 #include <cstring>
 #include <ctime>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "ckpt/util.hpp"
 
 namespace idletime::ckpt {
@@ -18,16 +21,44 @@ volatile std::sig_atomic_t g_flag = 0;
 std::atomic<int64_t> g_time{0};
 std::atomic<int64_t> g_grace{0};
 std::atomic<int> g_signo{0};
+// The notice pipe (notice_fd()): the handler writes one byte to g_wfd, in the process that
+// installed it only (g_pid): a forked child (a DataLoader worker getting SIGTERM) shares the pipe
+// and must not make its parent look notified.
+std::atomic<int> g_rfd{-1};
+std::atomic<int> g_wfd{-1};
+std::atomic<pid_t> g_pid{0};
 static_assert(std::atomic<int64_t>::is_always_lock_free, "handler needs lock-free atomics");
+static_assert(std::atomic<int>::is_always_lock_free, "handler needs lock-free atomics");
+static_assert(std::atomic<pid_t>::is_always_lock_free, "handler needs lock-free atomics");
 
 extern "C" void on_notice(int)
 {
-    if (!g_flag) {
-        struct timespec ts;
-        ::clock_gettime(CLOCK_REALTIME, &ts);  // async-signal-safe
-        g_time.store(ts.tv_sec);
-        g_flag = 1;
+    if (g_flag)
+        return;
+    const int saved = errno;
+    struct timespec ts;
+    ::clock_gettime(CLOCK_REALTIME, &ts);  // async-signal-safe
+    g_time.store(ts.tv_sec);
+    g_flag = 1;
+    const int fd = g_wfd.load();
+    if (fd >= 0 && ::getpid() == g_pid.load()) {  // write() and getpid() are async-signal-safe
+        const char one = 1;
+        [[maybe_unused]] ssize_t n = ::write(fd, &one, 1);  // a full pipe is readable anyway
     }
+    errno = saved;
+}
+
+// Creates the notice pipe once per process (non-blocking, close-on-exec).
+void open_pipe()
+{
+    if (g_rfd.load() >= 0 && g_pid.load() == ::getpid())
+        return;
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+        throw_errno("pipe2 (notice descriptor)");
+    g_pid.store(::getpid());
+    g_wfd.store(fds[1]);
+    g_rfd.store(fds[0]);
 }
 
 int64_t parse_grace()
@@ -81,6 +112,7 @@ int install_notice(int signo)
     if (signo <= 0 || signo > SIGRTMAX || signo == SIGKILL || signo == SIGSTOP)
         throw Error(-EINVAL, "signal " + std::to_string(signo) + " cannot carry the notice");
     g_grace.store(parse_grace());
+    open_pipe();
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_notice;
@@ -97,5 +129,7 @@ bool notice_received() { return g_flag != 0; }
 int64_t notice_deadline() { return g_flag ? g_time.load() + g_grace.load() : 0; }
 
 int notice_signal() { return g_signo.load(); }
+
+int notice_fd() { return g_signo.load() ? g_rfd.load() : -1; }
 
 }  // namespace idletime::ckpt

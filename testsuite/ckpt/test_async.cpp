@@ -1,5 +1,6 @@
 // Check suite "ckpt-async": async saves, background errors on a full or read-only disk (a
-// small tmpfs mounted by the test; needs root), heartbeat, preemption notice, release.
+// small tmpfs mounted by the test; needs root), heartbeat, preemption notice and its descriptor,
+// release.
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -10,6 +11,8 @@
 #include <thread>
 
 #include <check.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -251,6 +254,53 @@ START_TEST(notice_sigterm_and_numbers)
 }
 END_TEST
 
+// Readable within ms milliseconds?
+bool readable(int fd, int ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    return ::poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+// notice_fd: -ENOENT before install; a non-blocking close-on-exec descriptor that a forked
+// child's SIGTERM leaves alone, readable once our own notice came, and readable again later.
+START_TEST(notice_fd_for_event_loops)
+{
+    in_child([] {
+        unsetenv("IDLETIME_CKPT_SIGNAL");
+        unsetenv("IDLETIME_GRACE_TIME");
+        idletime_ckpt_t *h = nullptr;
+        idletime_ckpt_options_t o = opts("", 0, nullptr);
+        if (idletime_ckpt_open((base + "/ck").c_str(), &o, &h))
+            return 1;
+        if (idletime_ckpt_notice_fd(h) != -ENOENT)
+            return 2;
+        if (idletime_ckpt_install_notice(h, SIGUSR2))
+            return 3;
+        const int fd = idletime_ckpt_notice_fd(h);
+        if (fd < 0 || !(fcntl(fd, F_GETFL) & O_NONBLOCK) || !(fcntl(fd, F_GETFD) & FD_CLOEXEC))
+            return 4;
+        if (idletime_ckpt_install_notice(h, SIGUSR2) || idletime_ckpt_notice_fd(h) != fd)
+            return 5;  // a second install keeps the descriptor
+        pid_t c = fork();
+        if (c == 0) {
+            raise(SIGTERM);  // the inherited handler: the child's flag only
+            _exit(idletime_ckpt_preempt_requested(h) ? 0 : 1);
+        }
+        int st = 0;
+        if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 6;
+        if (readable(fd, 100) || idletime_ckpt_preempt_requested(h))
+            return 7;  // the child's notice did not reach us
+        raise(SIGUSR2);
+        if (!readable(fd, 2000) || !idletime_ckpt_preempt_requested(h))
+            return 8;
+        if (!readable(fd, 0) || idletime_ckpt_close(h))
+            return 9;  // stays readable, also after close()
+        return readable(fd, 0) ? 0 : 10;
+    });
+}
+END_TEST
+
 START_TEST(release_without_job_refused)
 {
     unsetenv("SLURM_JOB_ID");
@@ -291,6 +341,7 @@ int main()
     tcase_add_test(t, heartbeat_file);
     tcase_add_test(t, notice_from_env_signal);
     tcase_add_test(t, notice_sigterm_and_numbers);
+    tcase_add_test(t, notice_fd_for_event_loops);
     tcase_add_test(t, release_without_job_refused);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

@@ -162,6 +162,31 @@ class BindingTest(unittest.TestCase):
         self.assertEqual((step, saving), ("9", "0"))
         self.assertLessEqual(abs(int(when) - __import__("time").time()), 5)
 
+    def test_notice_fd_wakes_select(self):
+        code = (
+            "import os, select, signal\n"
+            "from idletime import Checkpointer, CheckpointError\n"
+            "c = Checkpointer(%r, job_id='')\n"
+            "try:\n"
+            "    c.notice_fd()\n"
+            "    raise SystemExit('notice_fd() before install_notice() did not raise')\n"
+            "except CheckpointError as e:\n"
+            "    assert 'install_notice' in str(e), e\n"
+            "c.install_notice()\n"
+            "fd = c.notice_fd()\n"
+            "assert select.select([fd], [], [], 0)[0] == []\n"
+            "os.kill(os.getpid(), signal.SIGUSR1)\n"
+            # [] would mean the 60 s timeout passed: the notice must wake select().
+            "r = select.select([fd], [], [], 60)[0]\n"
+            "assert r == [fd] and c.preempt_requested, r\n"
+            "print('woken')\n" % self.dir)
+        env = dict(os.environ)
+        env.pop("IDLETIME_CKPT_SIGNAL", None)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, "woken\n")
+
 
 if __name__ == "__main__":
     unittest.main()
