@@ -87,9 +87,10 @@ int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t res
 size_t idletime_sched_hold_ids(const idletime_sched_t *s, uint32_t *ids, size_t max);
 /* Up to max victims of job_id's hold into ids; RET how many. */
 size_t idletime_sched_hold_victims(const idletime_sched_t *s, uint32_t job_id, uint32_t *ids, size_t max);
-/* 1: job_id's hold stays: pending, same restart count, and before its deadline or (victims_leaving:
- * one of its victims is still notified and running or completing) within 600 s after it; 0: it
- * ends now and is forgotten, or there was none (the caller gives the nodes back). */
+/* 1: job_id's hold stays: pending, same restart count, and before its deadline, or (victims_leaving:
+ * one of its victims is still notified and running or completing) within 600 s after it, or
+ * within 3 s of the first call that saw no victim leaving; 0: it ends now and is forgotten, or
+ * there was none (the caller gives the nodes back). */
 int idletime_sched_hold_keep(idletime_sched_t *s, uint32_t job_id, int pending, uint32_t restarts,
                              int victims_leaving, int64_t now);
 

@@ -111,12 +111,13 @@ def load_library():
         "add_replicated": (i, [H, cp, ctypes.c_void_p, sz]),
         "rank": (ctypes.c_uint, [H]), "world_size": (ctypes.c_uint, [H]),
     }
-    group = {"group_init", "join", "agree", "add_replicated", "rank", "world_size"}
+    # Missing from an older library: single-process use and the flag still work without them.
+    optional = {"group_init", "join", "agree", "add_replicated", "rank", "world_size", "notice_fd"}
     for short, (res, args) in sigs.items():
         try:
             fn = getattr(lib, "idletime_ckpt_" + short)
         except AttributeError:
-            if short in group:  # an older library: single-process use still works
+            if short in optional:
                 continue
             raise
         fn.restype, fn.argtypes = res, args
@@ -348,6 +349,9 @@ class Checkpointer:
         """A descriptor that becomes readable when the notice (or SIGTERM) arrives, for select(),
         selectors or asyncio's loop.add_reader(); do not read or close it. The library's handler
         is a C sigaction, so signal.set_wakeup_fd() never fires for the notice: use this."""
+        if not hasattr(self._lib, "idletime_ckpt_notice_fd"):
+            raise CheckpointError(errno.ENOSYS, "notice_fd(): the loaded libidletime-ckpt is older "
+                                  "than this binding; install the matching library")
         fd = self._lib.idletime_ckpt_notice_fd(self._handle())
         if fd < 0:
             raise CheckpointError(-fd, "notice_fd(): call install_notice() first")

@@ -8,7 +8,7 @@ int Holds::begin(uint32_t job_id, uint32_t restarts, int64_t until, uint32_t vic
     int rc = 0;
     if (it == holds_.end()) {
         if (holds_.size() >= kMax) return -1;
-        it = holds_.emplace(job_id, Hold{restarts, until, {}}).first;
+        it = holds_.emplace(job_id, Hold{restarts, until, 0, {}}).first;
         rc = 1;
     } else if (until > it->second.until) {
         it->second.until = until;
@@ -26,10 +26,16 @@ std::vector<uint32_t> Holds::victims(uint32_t job_id) const {
 bool Holds::keep(uint32_t job_id, bool pending, uint32_t restarts, bool victims_leaving, int64_t now) {
     auto it = holds_.find(job_id);
     if (it == holds_.end()) return false;
-    const Hold &h = it->second;
-    if (pending && restarts == h.restarts &&
-        (now < h.until || (victims_leaving && now < h.until + kLeavingMax)))
-        return true;
+    Hold &h = it->second;
+    if (pending && restarts == h.restarts) {
+        if (victims_leaving)
+            h.gone_since = 0;
+        else if (!h.gone_since)
+            h.gone_since = now;
+        if (now < h.until || (victims_leaving && now < h.until + kLeavingMax) ||
+            (!victims_leaving && now < h.gone_since + kSettle))
+            return true;
+    }
     holds_.erase(it);
     return false;
 }

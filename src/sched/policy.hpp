@@ -124,6 +124,11 @@ public:
     static constexpr size_t kMax = 4096;         // more waiting owners fall back to Slurm alone
     static constexpr size_t kMaxVictims = 256;   // victims remembered per hold (then: the deadline)
     static constexpr int64_t kLeavingMax = 600;  // s a hold may outlive its deadline
+    // s a hold past its deadline stays once its victims are gone: the GPUs they freed are the
+    // owner's until a main pass (once a second) has started it; ending it at the moment they
+    // free let backfill start a queued idle-time job there first (doc/design/notice-and-release.md,
+    // section 9).
+    static constexpr int64_t kSettle = 3;
     // victim_id joins job_id's hold. 1: a new hold; 0: job_id already held, deadline moved to the
     // later one; -1: none (kMax held).
     int begin(uint32_t job_id, uint32_t restarts, int64_t until, uint32_t victim_id);
@@ -139,6 +144,7 @@ private:
     struct Hold {
         uint32_t restarts = 0;
         int64_t until = 0;
+        int64_t gone_since = 0;  // first keep() that saw no victim leaving; 0 while one leaves
         std::vector<uint32_t> victims;
     };
     std::map<uint32_t, Hold> holds_;

@@ -18,8 +18,12 @@ START_TEST(hold_lifecycle) {
     ck_assert_int_eq(h.begin(7, 0, NOW + 90, 103), 0);  // a later pick moves it
     ck_assert_uint_eq(h.victims(7).size(), 3);
     ck_assert_uint_eq(h.victims(7)[2], 103);
-    ck_assert(h.keep(7, true, 0, false, NOW + 89));
-    ck_assert(!h.keep(7, true, 0, false, NOW + 90));  // deadline reached, no victim leaving: forgotten
+    ck_assert(h.keep(7, true, 0, true, NOW + 89));
+    // Deadline reached, no victim leaving any more: kept Holds::kSettle s (the freed GPUs wait for
+    // the owner's next pass), then forgotten.
+    ck_assert(h.keep(7, true, 0, false, NOW + 90));
+    ck_assert(h.keep(7, true, 0, false, NOW + 90 + Holds::kSettle - 1));
+    ck_assert(!h.keep(7, true, 0, false, NOW + 90 + Holds::kSettle));
     ck_assert(!h.held(7));
     ck_assert(h.victims(7).empty());
     ck_assert(!h.keep(7, true, 0, true, NOW));  // nothing to keep any more
@@ -37,6 +41,28 @@ START_TEST(hold_outlives_deadline_while_victims_leave) {
     ck_assert(!h.keep(7, true, 0, true, NOW + 70 + Holds::kLeavingMax));  // bounded all the same
     ck_assert_int_eq(h.begin(8, 0, NOW + 70, 102), 1);
     ck_assert(!h.keep(8, false, 0, true, NOW));  // started: ends whatever its victims do
+}
+END_TEST
+
+START_TEST(hold_settles_after_its_victims_are_gone) {
+    // Seen at 64 x 8 GPUs (victims outlasting GraceTime): the hold ended at the sweep that found the
+    // victim gone, the moment its GPU freed, and backfill started a requeued idle-time job there
+    // 0.4 s later; the owner preempted it 1.5 s after that. The settle time counts from the first
+    // sweep that saw the victims gone, also when that was before the deadline.
+    Holds h;
+    ck_assert_int_eq(h.begin(7, 0, NOW + 70, 101), 1);
+    ck_assert(h.keep(7, true, 0, false, NOW + 10));  // released early: gone from NOW + 10
+    ck_assert(!h.keep(7, true, 0, false, NOW + 70));  // at its deadline, long after: ends at once
+    ck_assert_int_eq(h.begin(8, 0, NOW + 70, 102), 1);
+    ck_assert(h.keep(8, true, 0, true, NOW + 100));   // leaving past the deadline
+    ck_assert(h.keep(8, true, 0, false, NOW + 101));  // gone now: settles
+    ck_assert(h.keep(8, true, 0, true, NOW + 102));   // a victim seen leaving again (a new pick)
+    ck_assert(h.keep(8, true, 0, false, NOW + 110));  // gone again: the settle time starts again
+    ck_assert(h.keep(8, true, 0, false, NOW + 110 + Holds::kSettle - 1));
+    ck_assert(!h.keep(8, true, 0, false, NOW + 110 + Holds::kSettle));
+    ck_assert_int_eq(h.begin(9, 0, NOW + 70, 103), 1);
+    ck_assert(h.keep(9, true, 0, false, NOW + 79));
+    ck_assert(!h.keep(9, false, 0, false, NOW + 80));  // started: ends at once, no settle
 }
 END_TEST
 
@@ -135,6 +161,7 @@ Suite *holds_suite() {
     TCase *t = tcase_create("holds");
     tcase_add_test(t, hold_lifecycle);
     tcase_add_test(t, hold_outlives_deadline_while_victims_leave);
+    tcase_add_test(t, hold_settles_after_its_victims_are_gone);
     tcase_add_test(t, hold_ends_when_job_moves_on);
     tcase_add_test(t, hold_table_is_bounded);
     tcase_add_test(t, victim_picked_names_guaranteed_preemptor);
