@@ -71,7 +71,7 @@ sc_submit_one() {
 # other, or all N sbatch at the same time with SUBMIT=parallel; prints sc_submit_one's lines.
 sc_submit_owners() {
 	local n=$1 i d user quota rc=0
-	d=$(mktemp -d)
+	d=$(mktemp -d) || return 1
 	for i in $(seq "$n"); do
 		if [ $((i % 2)) = 1 ]; then user=alice quota=team-a; else user=bob quota=team-b; fi
 		if [ "$SUBMIT" = parallel ]; then
@@ -83,8 +83,13 @@ sc_submit_owners() {
 	wait
 	for i in $(seq "$n"); do
 		[ -s "$d/$i" ] || { echo "sc_submit_owners: owner $i of $n was not submitted" >&2; rc=1; break; }
-		cat "$d/$i"
 	done
+	if [ "$rc" = 0 ]; then
+		cat "$d"/*
+	else  # no round with fewer owners: cancel the ones submitted
+		# shellcheck disable=SC2046 # job ids
+		scancel $(cat "$d"/* 2>/dev/null | awk '{print $2}') 2>/dev/null
+	fi
 	rm -rf "$d"
 	return "$rc"
 }

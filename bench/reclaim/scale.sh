@@ -31,7 +31,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1 4 16 64)
 for n in "${sizes[@]}"; do
 	if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 64 ]; then
-		echo "bench/reclaim/scale: N must be 1-64 (one 8-GPU owner per node of a100-big), not '$n'" >&2
+		echo "bench/reclaim/scale: N must be 1-64 (at most 64 owners: with OWNER_GPUS=8 one per node of a100-big), not '$n'" >&2
 		exit 2
 	fi
 done

@@ -177,10 +177,14 @@ int64_t idletime_ckpt_deadline(const idletime_ckpt_t *h);
 /* Signal number the notice handler listens to, or 0 if not installed. */
 int idletime_ckpt_notice_signal(const idletime_ckpt_t *h);
 /* For event loops (poll, select, epoll, asyncio's add_reader): a descriptor that becomes readable
- * when the notice (or SIGTERM) arrives and stays readable; do not read from it or close it. It is
- * the read end of a non-blocking, close-on-exec pipe the handler writes to, one per process, kept
- * until exit (close() leaves it open; a later install_notice keeps it). A forked child's notice
- * does not reach its parent's descriptor. -ENOENT before install_notice. */
+ * when the notice (or SIGTERM) arrives and stays readable: a level-triggered watcher fires on
+ * every turn, so stop watching it once it fired (asyncio: remove_reader in the callback). Do not
+ * read from it or close it (closing breaks it for the rest of the process; the handler never
+ * raises SIGPIPE). It is the read end of a non-blocking, close-on-exec socket pair the handler
+ * sends one byte on, one per process, kept until exit (close() leaves it open; a later
+ * install_notice keeps it). A forked child's notice does not reach its parent's descriptor; the
+ * child gets -ENOENT until it calls install_notice itself (then its own pair).
+ * -ENOENT before install_notice. */
 int idletime_ckpt_notice_fd(const idletime_ckpt_t *h);
 
 /* ---- Heartbeat ----

@@ -347,8 +347,10 @@ class Checkpointer:
 
     def notice_fd(self):
         """A descriptor that becomes readable when the notice (or SIGTERM) arrives, for select(),
-        selectors or asyncio's loop.add_reader(); do not read or close it. The library's handler
-        is a C sigaction, so signal.set_wakeup_fd() never fires for the notice: use this."""
+        selectors or asyncio's loop.add_reader(); do not read or close it. It stays readable: stop
+        watching it once it fired (asyncio: remove_reader in the callback). The library's handler
+        is a C sigaction, so signal.set_wakeup_fd() never fires for the notice: use this. A forked
+        child calls install_notice() again before asking for it."""
         if not hasattr(self._lib, "idletime_ckpt_notice_fd"):
             raise CheckpointError(errno.ENOSYS, "notice_fd(): the loaded libidletime-ckpt is older "
                                   "than this binding; install the matching library")

@@ -14,8 +14,8 @@ int install_notice(int signo);
 bool notice_received();
 int64_t notice_deadline();  // 0 before any notice
 int notice_signal();        // 0 if not installed
-// Read end of the notice pipe: readable once the notice arrived (never drained by the library);
-// -1 if not installed.
+// Read end of the notice socket pair: readable once the notice arrived (never drained by the
+// library); -1 if not installed in this process (a forked child must install again).
 int notice_fd();
 
 }  // namespace idletime::ckpt

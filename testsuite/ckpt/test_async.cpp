@@ -262,7 +262,8 @@ bool readable(int fd, int ms)
 }
 
 // notice_fd: -ENOENT before install; a non-blocking close-on-exec descriptor that a forked
-// child's SIGTERM leaves alone, readable once our own notice came, and readable again later.
+// child's notice leaves alone (the child gets none until it installs again, then its own, and a
+// closed one does not kill it), readable once our own notice came, and readable again later.
 START_TEST(notice_fd_for_event_loops)
 {
     in_child([] {
@@ -283,14 +284,29 @@ START_TEST(notice_fd_for_event_loops)
             return 5;  // a second install keeps the descriptor
         pid_t c = fork();
         if (c == 0) {
+            if (idletime_ckpt_notice_fd(h) != -ENOENT)
+                _exit(1);  // the parent's descriptor is not the child's
             raise(SIGTERM);  // the inherited handler: the child's flag only
-            _exit(idletime_ckpt_preempt_requested(h) ? 0 : 1);
+            _exit(idletime_ckpt_preempt_requested(h) ? 0 : 2);
         }
         int st = 0;
         if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             return 6;
+        c = fork();
+        if (c == 0) {  // installs again: its own pair; then closes its read end and is notified
+            if (idletime_ckpt_install_notice(h, SIGUSR2))
+                _exit(1);
+            const int own = idletime_ckpt_notice_fd(h);
+            if (own < 0)  // (the parent's pair was closed here: own may reuse its number)
+                _exit(2);
+            close(own);
+            raise(SIGUSR2);  // no SIGPIPE from the handler's send
+            _exit(idletime_ckpt_preempt_requested(h) ? 0 : 3);
+        }
+        if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 11;
         if (readable(fd, 100) || idletime_ckpt_preempt_requested(h))
-            return 7;  // the child's notice did not reach us
+            return 7;  // neither child's notice reached us
         raise(SIGUSR2);
         if (!readable(fd, 2000) || !idletime_ckpt_preempt_requested(h))
             return 8;
