@@ -125,7 +125,7 @@ sc_round() {
 	save=$(sc_victim_files | xargs awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
 	starts=$(sc_lines_after ready "$t0" "$IC_DIR/out/scale-v-*.out")
 	pstarts=$(sc_lines_after started "$t0" "$IC_DIR/out/scale-p-*.out")
-	SC_OWNERS="${own[*]}"
+	SC_OWNERS="${own[*]}" SC_LAST_START=$tall
 	printf 'N=%d %s: all owners running %s s after their own sbatch (median %s s), %s s after the first sbatch; slowest save %s s\n' \
 		"$n" "$mode" "$max" "$(printf '%s\n' "${lats[@]}" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')" \
 		"$(rc_sub "$tall" "$t0")" "$save"
@@ -143,6 +143,11 @@ sc_resume() {
 	local tc f r worst=0 deadline n pst back=0 id
 	local -a lost=()
 	n=$(wc -w <<<"$SC_PREEMPTED")
+	# The owners run OWNER_RUN s (default 3) before their scancel. A victim may run again only 2 s
+	# after its requeue (idletime-ft-hook's credential rule, notice-and-release.md section 5): an
+	# owner that starts within 0.2 s of its sbatch and ends at once frees its GPU before its victim
+	# is eligible, and a queued job takes it (section 10).
+	while rc_le "$(rc_sub "$(rc_now)" "$SC_LAST_START")" "${OWNER_RUN:-3}"; do sleep 0.2; done
 	tc=$(rc_now)
 	# shellcheck disable=SC2086 # list of ids
 	scancel $SC_OWNERS

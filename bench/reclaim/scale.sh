@@ -15,7 +15,8 @@
 # Usage: scale.sh [N...]   (default 1 4 16 64; N <= 64)
 # Env: OWNER_GPUS (GPUs per owner, 1-8, default 8: with 8 the 64 owners need the whole pool; with 1
 # each owner needs one victim), SUBMIT (serial: one sbatch after the other, the default; parallel:
-# the N sbatch run at the same time), PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
+# the N sbatch run at the same time), OWNER_RUN (s the owners run before their scancel, default 3),
+# PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
 # IDLETIME_CLUSTER_DIR / IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX. Takes 15-25 minutes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

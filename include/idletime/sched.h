@@ -66,6 +66,14 @@ int idletime_sched_partitions_may_preempt(const idletime_sched_t *s, const char 
 int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *preemptor,
                                const idletime_sched_job_t *preemptee, int64_t now);
 
+/* 1, once, when the last idletime_sched_preemptable() that returned 1 gave a guaranteed job its
+ * first candidate for its current submission and a pass may be asked for now: the caller asks
+ * Slurm for a scheduling pass instead of waiting for slurmctld's once-a-second loop
+ * (doc/design/notice-and-release.md, section 10). Requests are at least gap_s s apart (the
+ * site's batch_sched_delay), with gap_s 0 at most 4 a second. 0 otherwise, and for every later
+ * candidate of the same job. */
+int idletime_sched_pass_wanted(idletime_sched_t *s, uint32_t gap_s, int64_t now);
+
 /* Position of job_id among the noted candidates of the latest preemptor, 0 = preempt
  * first (least work lost). The first call after new notes sorts them once.
  * RET UINT32_MAX for a job that is not a candidate. */

@@ -57,12 +57,46 @@ extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_re
 	return rc == 1;
 }
 
+/* A guaranteed job's first candidate, usually found at its submission, where slurmctld only tests:
+ * ask for the main pass that picks its victims now rather than at slurmctld's next once-a-second
+ * wake-up (doc/design/notice-and-release.md, section 10). schedule() only signals slurmctld's
+ * scheduling thread (22.05 through 26.05): it takes no slurmctld lock, so it is safe under the job
+ * write lock held here, and the pass starts once the caller lets go of it. */
+static void request_pass(job_record_t *owner)
+{
+	schedule(false);
+	debug("idletime/preempt: %pJ may reclaim GPUs lent to idle-time jobs: scheduling pass requested now", owner);
+}
+
+/* Slurm's spacing of passes queued by submissions: SchedulerParameters=batch_sched_delay (s,
+ * default 3, as job_scheduler.c reads it); -1 with defer or defer_batch (no pass at submission).
+ * Read again only after a reconfigure (slurm_conf.last_update); caller holds sched_lock. */
+static int submit_pass_gap(void)
+{
+	static time_t seen;
+	static int gap = 3;
+	const char *p = slurm_conf.sched_params;
+	char *d;
+
+	if (seen && seen == slurm_conf.last_update)
+		return gap;
+	seen = slurm_conf.last_update;
+	d = xstrcasestr(p, "batch_sched_delay=");
+	gap = d ? atoi(d + 18) : 3;
+	if (gap < 0)
+		gap = 3;
+	if (xstrcasestr(p, "defer"))
+		gap = -1;
+	return gap;
+}
+
 extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preemptor)
 {
 	idletime_sched_job_t a, b;
 	time_t now = time(NULL);
 	struct timespec t0;
-	int rc;
+	bool pass;
+	int rc, gap;
 
 	if (!preemptee->part_ptr || !preemptor->part_ptr || !IS_JOB_RUNNING(preemptee))
 		return false;
@@ -72,8 +106,11 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	idletime_job_view(preemptor, NULL, &a, now);
 	idletime_job_view(preemptee, NULL, &b, now);
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
+	pass = rc == 1 && (gap = submit_pass_gap()) >= 0 && idletime_sched_pass_wanted(sched, (uint32_t) gap, now);
 	idletime_call_end(&plugin, &t0);
 	slurm_mutex_unlock(&sched_lock);
+	if (pass)
+		request_pass(preemptor);
 	return rc == 1;
 }
 

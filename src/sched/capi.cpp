@@ -21,7 +21,11 @@ struct idletime_sched {
     idletime::sched::VictimBatch victims;
     idletime::sched::Borrowing borrowing;
     idletime::sched::Holds holds;
+    idletime::sched::PassRequests passes;
     bool batch_guaranteed = false;  // the noted candidates' preemptor runs in a quota partition
+    // The last preemptable() gave a guaranteed job the first candidate of a batch: its id, submit time.
+    uint32_t pass_job = 0;
+    int64_t pass_submit = 0;
 };
 
 namespace {
@@ -147,14 +151,31 @@ int idletime_sched_partitions_may_preempt(const idletime_sched_t *s, const char 
 int idletime_sched_preemptable(idletime_sched_t *s, const idletime_sched_job_t *preemptor,
                                const idletime_sched_job_t *preemptee, int64_t now) {
     if (!s || !preemptor || !preemptee) return 0;
+    s->pass_job = 0;
     try {
         const JobView a = view(*preemptor), b = view(*preemptee);
         if (!s->policy->may_preempt(a, b, now)) return 0;
         s->victims.note(a.job_id, a.gpus, b, now);
         s->batch_guaranteed = s->policy->part(a.partition).kind == idletime::sched::Kind::Guaranteed;
+        // The first candidate of a batch only: one lookup per candidate search, not per candidate.
+        if (s->batch_guaranteed && s->victims.size() == 1) {
+            s->pass_job = a.job_id;
+            s->pass_submit = a.submit_time;
+        }
         return 1;
     } catch (...) {
         return 0;  // out of memory while noting: not a candidate this time
+    }
+}
+
+int idletime_sched_pass_wanted(idletime_sched_t *s, uint32_t gap_s, int64_t now) {
+    if (!s || !s->pass_job) return 0;
+    const uint32_t job = s->pass_job;
+    s->pass_job = 0;
+    try {
+        return s->passes.first(job, s->pass_submit, now, gap_s) ? 1 : 0;
+    } catch (...) {
+        return 0;  // out of memory: Slurm's own loop
     }
 }
 

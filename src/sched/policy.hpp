@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -148,6 +149,40 @@ private:
         std::vector<uint32_t> victims;
     };
     std::map<uint32_t, Hold> holds_;
+};
+
+// Guaranteed jobs for which preempt/idletime asked slurmctld for a scheduling pass at once
+// (doc/design/notice-and-release.md, section 10). sbatch never allocates: slurmctld only tests a
+// new job at its submission (where Slurm already asks the plugin about its candidates) and picks
+// its victims in the next main pass, which its background loop starts once a second at the
+// earliest (and not before SchedulerParameters=batch_sched_delay since the last one). The first
+// time a guaranteed job has a preemptable candidate, the plugin asks for that pass now.
+// Once per job and submission (a requeue is a new submit time), and spaced like Slurm spaces its
+// own submission passes: at least gap_s seconds apart (the site's batch_sched_delay), and with
+// gap_s = 0 at most kPerSecond a second, so a flood of submissions (or of --test-only calls,
+// which Slurm tests the same way) cannot keep the scheduling thread busy back to back. At most
+// kMax jobs remembered, each for kForget s. A refused request is not remembered: the job asks
+// again at its next look, and meanwhile Slurm's loop applies.
+class PassRequests {
+public:
+    static constexpr size_t kMax = 4096;
+    static constexpr int64_t kForget = 600;
+    static constexpr uint32_t kPerSecond = 4;
+    // Whether to ask for a pass now for job_id, submitted at submit_time (and note that we did).
+    bool first(uint32_t job_id, int64_t submit_time, int64_t now, uint32_t gap_s = 0);
+    size_t size() const { return asked_.size(); }
+
+private:
+    struct Asked {
+        int64_t submit_time = 0;
+        int64_t at = 0;
+    };
+    bool rate_ok(int64_t now, uint32_t gap_s);
+    bool room(int64_t now);
+    std::unordered_map<uint32_t, Asked> asked_;
+    int64_t second_ = 0;      // the second of the last request granted
+    uint32_t in_second_ = 0;  // requests granted in second_
+    int64_t scan_after_ = 0;  // when full: no entry expires before this
 };
 
 // GPUs idle-time jobs borrow per quota right now (running jobs in idle partitions).

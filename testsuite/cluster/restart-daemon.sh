@@ -1,6 +1,6 @@
 #!/bin/bash
 # Restart one daemon of the local cluster in place: stop it by the PID in its pid file (SIGTERM,
-# SIGKILL after 30 s), start it again with the same command line, the way start.sh launches it
+# SIGKILL after 30 s), start it again with the same command line and environment, the way start.sh launches it
 # (own session, stdout/stderr appended to log/NAME.out, pid to run/NAME.pid), and wait until it
 # answers. Jobs keep running (slurmd and slurmstepd are not touched when NAME is slurmctld).
 # Usage: restart-daemon.sh [--dir STATEDIR] NAME      NAME: slurmctld | slurmd-<node>
@@ -25,12 +25,15 @@ done
 [ -n "$NAME" ] || usage
 ic_layout
 pid=$(ic_pid "$NAME") || ic_die "$NAME is not running (no live pid in $IC_RUN/$NAME.pid)"
-# The command line start.sh gave it (NUL-separated in /proc), reused as is.
+# The command line and the environment start.sh gave it (NUL-separated in /proc), reused as they
+# are: slurmctld's plugins read IDLETIME_CONFIG from its environment, and one restarted without it
+# ran preempt/idletime with no config (like partition_prio).
 mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+mapfile -d '' -t envv <"/proc/$pid/environ"
 [ ${#cmd[@]} -gt 0 ] || ic_die "cannot read the command line of $NAME (pid $pid)"
 T0=$(date +%s%N)
 ic_stop_daemon "$NAME" 30
-setsid "${cmd[@]}" </dev/null >>"$IC_LOGD/$NAME.out" 2>&1 &
+setsid env -i -- "${envv[@]}" "${cmd[@]}" </dev/null >>"$IC_LOGD/$NAME.out" 2>&1 &
 echo $! >"$IC_RUN/$NAME.pid"
 case $NAME in
 slurmctld) ready() { ic_running slurmctld && ic_ctld_up; } ;;

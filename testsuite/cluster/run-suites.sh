@@ -65,10 +65,18 @@ for key in "${group_keys[@]}"; do
 		[ ! -L "$dir" ] || { echo "run-suites: $dir is a symlink: not used"; rc_dir=1; continue; }
 	fi
 	# Clusters start one at a time (a start is CPU-heavy on 2 cores); the tests then run in parallel.
-	# shellcheck disable=SC2086 # word list on purpose
-	IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i)) \
-		"$here/start.sh" --dir "$dir"$slurm_args$abs_args >"$logs/$i.start" 2>&1 ||
-		{ echo "run-suites: cluster $i did not start:"; tail -n 20 "$logs/$i.start"; }
+	# A start competes with the tests of the clusters started before it: on a fresh machine (every
+	# MariaDB initialised at once) munged or mariadbd once missed their readiness wait and the
+	# cluster's tests never ran (CI, 2026-12-06). So a failed start is stopped and tried again.
+	for attempt in 1 2 3; do
+		# shellcheck disable=SC2086 # word list on purpose
+		IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i)) \
+			"$here/start.sh" --dir "$dir"$slurm_args$abs_args >"$logs/$i.start" 2>&1 && break
+		echo "run-suites: cluster $i did not start (attempt $attempt of 3):"
+		tail -n 20 "$logs/$i.start"
+		IDLETIME_CLUSTER_DIR=$dir "$here/stop.sh" --dir "$dir" >/dev/null 2>&1 || true
+		sleep 5
+	done
 	(
 		export IDLETIME_CLUSTER_DIR=$dir IDLETIME_CLUSTER_PORT_BASE=$((port0 + 1000 * i))
 		echo "run-suites: cluster $i (${args:-default}):${group_tests[$key]}"

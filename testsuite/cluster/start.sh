@@ -315,7 +315,7 @@ start_munged() {
 	rm -f "$IC_SOCK" "$IC_SOCK.lock"
 	launch munged munged -F --socket="$IC_SOCK" --key-file="$IC_MUNGE/munge.key" \
 		--pid-file="$IC_MUNGE/munged.pid" --log-file="$IC_LOGD/munged.log" --seed-file="$IC_MUNGE/munged.seed"
-	await munged 10 munge_ok
+	await munged 30 munge_ok
 }
 
 SQL=(mariadb --no-defaults -S "$IC_MYSQL_SOCK" -u root)
@@ -339,7 +339,7 @@ start_mariadbd() {
 			--log-error="$IC_MYSQL/mysqld.log" --innodb-buffer-pool-size=128M --innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
 			--skip-log-bin --max-connections=200 \
 			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-flush-method=nosync
-		await mariadbd 30 mysql_ok
+		await mariadbd 60 mysql_ok
 	fi
 	local pw u
 	pw=$(cat "$IC_ETC/dbpass")

@@ -17,11 +17,17 @@ it_begin
 ft_require_hook
 grep -q '^JobSubmitPlugins=idletime' "$IC_CONF" || it_fail "cluster runs without job_submit/idletime"
 J=$IT_JOBS_DIR/ft-job.sh
+# ctld_config: the IDLETIME_CONFIG in slurmctld's environment (its plugins' config).
+ctld_config() { tr '\0' '\n' <"/proc/$(ic_pid slurmctld)/environ" | sed -n 's/^IDLETIME_CONFIG=//p'; }
+CTLD_CONFIG=$(ctld_config)
+[ -n "$CTLD_CONFIG" ] || it_fail "slurmctld runs without IDLETIME_CONFIG"
 restart_ctld() {
 	local log
 	log=$("$IC_SRC/restart-daemon.sh" --dir "$IC_DIR" slurmctld 2>&1) || it_fail "slurmctld restart ($1) failed: $log"
 	it_info "${log##*$'\n'} ($1)"
 	ic_ctld_up || it_fail "slurmctld not up after restart ($1)"
+	# Restarted without it, its plugins fell back to /etc/idletime/idletime.json (found 2026-12-06).
+	[ "$(ctld_config)" = "$CTLD_CONFIG" ] || it_fail "slurmctld restarted without IDLETIME_CONFIG=$CTLD_CONFIG ($1)"
 	RESTARTS=$((RESTARTS + 1))
 }
 admin_has() { [[ $(ft_admin "$1") == *"$2"* ]]; }

@@ -94,6 +94,38 @@ START_TEST(preemptable_and_rank) {
 }
 END_TEST
 
+START_TEST(pass_wanted_for_a_new_owner) {
+    // preempt/idletime asks Slurm for a scheduling pass at a guaranteed job's first candidate (its
+    // submission's test), once; never for an idle-time preemptor or a job with no candidate.
+    idletime_sched_t *s = idletime_sched_new();
+    char err[256];
+    ck_assert_int_eq(idletime_sched_load(s, fx::srcpath("testsuite/sched/data/sched16.json").c_str(), "", err,
+                                         sizeof(err)),
+                     0);
+    const auto owner = cjob(50, "quota-team-a", 1, 0, nullptr, "team-a");
+    const auto other = cjob(51, "quota-team-a", 1, 0, nullptr, "team-a");
+    const auto v1 = cjob(1, "idle-p12", 1, NOW - 3600, nullptr, "team-b");
+    const auto v2 = cjob(2, "idle-p12", 1, NOW - 3600, nullptr, "team-c");
+    const auto guaranteed = cjob(4, "quota-team-a", 1, NOW - 3600, nullptr, "team-a");
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &guaranteed, NOW), 0);
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);  // no candidate: nothing to reclaim
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &v1, NOW), 1);
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 1);
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);  // handed out once
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &v2, NOW), 1);
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);  // its second candidate
+    ck_assert_int_eq(idletime_sched_preemptable(s, &owner, &v1, NOW + 1), 1);  // the pass itself
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);
+    ck_assert_int_eq(idletime_sched_preemptable(s, &other, &v1, NOW + 1), 1);  // the next owner
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 1);
+    ck_assert_int_eq(idletime_sched_preemptable(s, &v1, &v2, NOW + 1), 0);  // idle-time: never
+    ck_assert_int_eq(idletime_sched_pass_wanted(s, 0, NOW), 0);
+    ck_assert_int_eq(idletime_sched_pass_wanted(nullptr, 0, NOW), 0);
+    idletime_sched_free(s);
+}
+END_TEST
+
 START_TEST(site_factor_capi) {
     idletime_sched_t *s = idletime_sched_new();
     char err[256];
@@ -133,6 +165,7 @@ Suite *capi_suite() {
     tcase_add_test(t, load_keep_last_good);
     tcase_add_loop_test(t, bad_min_run_time, 0, sizeof(bad_min_run) / sizeof(bad_min_run[0]));
     tcase_add_test(t, preemptable_and_rank);
+    tcase_add_test(t, pass_wanted_for_a_new_owner);
     tcase_add_test(t, site_factor_capi);
     tcase_add_test(t, null_safety);
     suite_add_tcase(s, t);

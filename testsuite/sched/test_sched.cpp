@@ -8,6 +8,7 @@ Suite *victims_suite();
 Suite *borrow_suite();
 Suite *capi_suite();
 Suite *holds_suite();
+Suite *passes_suite();
 
 int main() {
     SRunner *sr = srunner_create(preempt_suite());
@@ -15,6 +16,7 @@ int main() {
     srunner_add_suite(sr, borrow_suite());
     srunner_add_suite(sr, capi_suite());
     srunner_add_suite(sr, holds_suite());
+    srunner_add_suite(sr, passes_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
