@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config.hpp"
+#include "idletime/sched.h"
 #include "sched/policy.hpp"
 
 // After the standard headers: check.h defines a fail() macro that breaks <ios>.
@@ -36,6 +37,16 @@ inline idletime::sched::Policy example(uint32_t min_run = 0) {
 }
 inline idletime::sched::Policy cluster16() {
     return idletime::sched::Policy(load("testsuite/sched/data/sched16.json"), {0});
+}
+
+// A C API handle with the cluster config loaded (min_run as idletime_sched_load takes it).
+inline idletime_sched_t *capi_cluster16(const char *min_run = "") {
+    idletime_sched_t *s = idletime_sched_new();
+    char err[256] = "";
+    ck_assert_msg(idletime_sched_load(s, srcpath("testsuite/sched/data/sched16.json").c_str(), min_run, err,
+                                      sizeof(err)) == 0,
+                  "%s", err);
+    return s;
 }
 
 // A running job in `part` (tier by name: quota-* 10, idle-* 1, else given).

@@ -63,11 +63,7 @@ START_TEST(bad_min_run_time) {
 END_TEST
 
 START_TEST(preemptable_and_rank) {
-    idletime_sched_t *s = idletime_sched_new();
-    char err[256];
-    ck_assert_int_eq(idletime_sched_load(s, fx::srcpath("testsuite/sched/data/sched16.json").c_str(), "", err,
-                                         sizeof(err)),
-                     0);
+    idletime_sched_t *s = fx::capi_cluster16();
     std::string c10 = "idletime:ckpt=" + std::to_string(NOW - 10), c300 = "idletime:ckpt=" + std::to_string(NOW - 300),
                 c1200 = "idletime:ckpt=" + std::to_string(NOW - 1200);
     const auto owner = cjob(50, "quota-team-a", 4, 0, nullptr, "team-a");
@@ -97,11 +93,7 @@ END_TEST
 START_TEST(pass_wanted_for_a_new_owner) {
     // preempt/idletime asks Slurm for a scheduling pass at a guaranteed job's first candidate (its
     // submission's test), once; never for an idle-time preemptor or a job with no candidate.
-    idletime_sched_t *s = idletime_sched_new();
-    char err[256];
-    ck_assert_int_eq(idletime_sched_load(s, fx::srcpath("testsuite/sched/data/sched16.json").c_str(), "", err,
-                                         sizeof(err)),
-                     0);
+    idletime_sched_t *s = fx::capi_cluster16();
     const auto owner = cjob(50, "quota-team-a", 1, 0, nullptr, "team-a");
     const auto other = cjob(51, "quota-team-a", 1, 0, nullptr, "team-a");
     const auto v1 = cjob(1, "idle-p12", 1, NOW - 3600, nullptr, "team-b");

@@ -107,11 +107,7 @@ idletime_sched_job_t cjob(uint32_t id, const char *part, uint32_t gpus, int64_t 
 }
 
 START_TEST(victim_picked_names_guaranteed_preemptor) {
-    idletime_sched_t *s = idletime_sched_new();
-    char err[256];
-    ck_assert_int_eq(idletime_sched_load(s, fx::srcpath("testsuite/sched/data/sched16.json").c_str(), "", err,
-                                         sizeof(err)),
-                     0);
+    idletime_sched_t *s = fx::capi_cluster16();
     const auto owner = cjob(50, "quota-team-a", 4, 0);
     const auto v1 = cjob(1, "idle-p12", 4, NOW - 600), v2 = cjob(2, "idle-p12", 4, NOW - 500);
     ck_assert_int_eq(idletime_sched_victim_picked(s, 1), 0);  // nothing noted yet
