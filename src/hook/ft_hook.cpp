@@ -325,7 +325,7 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, const std::string
         return true;
     };
     std::vector<slurmjob::StartedJob> jobs;
-    if (!hook::snapshot_shared(snapshot, 2000, load, text, err)) return false;
+    if (!hook::snapshot_shared(snapshot, hook::kPreemptorSnapshotMs, load, text, err)) return false;
     if (!hook::started_jobs_decode(text, jobs)) {
         err = snapshot + ": malformed";
         return false;
@@ -340,14 +340,19 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std
         return;
     slurmjob::StartedJob who;
     std::string err;
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    const auto start = std::chrono::steady_clock::now();
+    const auto until = start + std::chrono::seconds(wait_s);
     while (!look_for_preemptor(id, job, snapshot, who, err)) {
-        if (std::chrono::steady_clock::now() >= until) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= until) {
             logf("job %u: no job of a quota partition started on its nodes within %d s%s%s: "
                  "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
             return;
         }
-        std::this_thread::sleep_for(std::chrono::seconds(2));
+        // The owner usually starts within a second or two of the requeue, and the run stays held
+        // until it is named: look often at first (the snapshot is loaded at most once a second
+        // for the whole cluster, however many victims look), then every 2 s.
+        std::this_thread::sleep_for(std::chrono::milliseconds(now - start < std::chrono::seconds(10) ? 500 : 2000));
     }
     ft::RunRecord &r = p.new_state.history.back();
     r.by = who.job_id;

@@ -1,7 +1,8 @@
 // Naming the job that reclaimed a preempted run's resources, from one shared snapshot of the
 // quota jobs that started recently (doc/security.md R2): every victim's hook used to load the
-// whole job table every 2 s while it waited; now at most one hook a cluster does, every 2 s,
-// and the others read its snapshot. No Slurm and no I/O here except snapshot_shared's file.
+// whole job table every 2 s while it waited; now at most one hook a cluster does, once a
+// second (kPreemptorSnapshotMs), and the others read its snapshot. No Slurm and no I/O here
+// except snapshot_shared's file.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -11,6 +12,9 @@
 #include "hook/slurm_job.hpp"
 
 namespace idletime::hook {
+
+// How old a shared snapshot of started quota jobs may be before a waiting hook loads it again.
+constexpr int64_t kPreemptorSnapshotMs = 1000;
 
 // One line per job: "<id> <start> <quota> <node>[,<node>...]". Decoding refuses the whole text
 // on any malformed line (a damaged snapshot is reloaded, never half-read).

@@ -27,6 +27,15 @@ sacct_end() {
 	done
 }
 
+# wait_unheld JOBID SECONDS: true once the job's pending reason is no longer BeginTime.
+wait_unheld() {
+	local deadline=$(($(date +%s) + $2))
+	while [ "$(it_job_field "$1" Reason)" = BeginTime ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.5
+	done
+}
+
 victim=$(it_submit alice -J resume --idle-resources=only -w a100-1 --gres=gpu:a100:4 \
 	--open-mode=append "$RC_JOBS/probe-exec.sh" --on-notice release --save-mb 1) || it_fail "sbatch victim"
 vout=$(rc_out resume "$victim")
@@ -43,9 +52,11 @@ for round in 1 2 3; do
 		newer=$(it_submit alice -J resume-newer --idle-resources=only -w a100-1 --gres=gpu:a100:4 \
 			"$RC_JOBS/owner.sh" 600) || it_fail "sbatch newer"
 	fi
-	sleep 3  # the owner works a little; the victim waits for its GPUs (not for a BeginTime)
-	reason=$(it_job_field "$victim" Reason)
-	[ "$reason" != BeginTime ] || it_fail "round $round: victim still held (Reason=BeginTime, EligibleTime=$(it_job_field "$victim" EligibleTime))"
+	# While the owner works, the hook lifts the requeue hold: the victim then waits for its GPUs,
+	# not for a BeginTime. Seconds on a loaded machine; Slurm's own hold would last 121 s.
+	sleep 1
+	wait_unheld "$victim" 20 ||
+		it_fail "round $round: victim still held 20 s after its requeue (Reason=BeginTime, EligibleTime=$(it_job_field "$victim" EligibleTime))"
 	scancel "$owner"
 	it_wait_state "$victim" RUNNING 90 || it_fail "round $round: victim never ran again (Reason=$(it_job_field "$victim" Reason))"
 	vstart=$(date -d "$(it_job_field "$victim" StartTime)" +%s)
