@@ -5,8 +5,9 @@
 #   1. fills all 512 GPUs with one-GPU idle-time jobs of carol (array scale-v: they save SAVE_MB
 #      MiB on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
 #   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), OWNER_GPUS each, are submitted
-#      together; prints when all ran (each owner's own start line - its own sbatch; and from the
-#      first sbatch), the slowest victim save, victims per owner, victims preempted twice,
+#      together; prints when all ran (each owner's own start line - its own sbatch; from the
+#      first sbatch; from slurmctld's acceptance of each submission), the slowest victim save,
+#      victims per owner, victims preempted twice,
 #      idle-time job starts during the reclaim (thrashing), slurmctld's sdiag cycle times and
 #      preempt/idletime's time per call (its slurmctld log line); then cancels the owners and
 #      prints when every preempted victim ran again (resume);
