@@ -76,8 +76,13 @@ for id in "${!SEEN[@]}"; do
 	r=$(it_job_field "$id" Restarts)
 	[ "${r:-0}" = "${SEEN[$id]#* }" ] || it_fail "job $id requeued after running in ${SEEN[$id]% *} (Restarts ${SEEN[$id]#* } -> $r)"
 done
-sleep 2 # slurmdbd records asynchronously; -D: a requeued job's earlier records too
-preempted=$(sacct -n -X -D -P -S "$T0" -o JobID,Partition,JobName,State | awk -F"|" '$4 == "PREEMPTED"')
+# slurmdbd records asynchronously (seconds, more on a loaded machine): wait for the first
+# PREEMPTED record, then 2 s more for the others. -D: a requeued job's earlier records too.
+sacct_preempted() { sacct -n -X -D -P -S "$T0" -o JobID,Partition,JobName,State | awk -F"|" '$4 == "PREEMPTED"'; }
+some_preempted() { [ -n "$(sacct_preempted)" ]; }
+ic_poll 30 some_preempted || true  # the assertions below say what sacct shows
+sleep 2
+preempted=$(sacct_preempted)
 bad=$(awk -F'|' '$2 ~ /^quota-/' <<<"$preempted")
 [ -z "$bad" ] || it_fail "jobs preempted in a quota partition: $bad"
 n=$(grep -c . <<<"$preempted" || true)

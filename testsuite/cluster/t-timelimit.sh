@@ -40,6 +40,7 @@ it_assert_eq "idle-a100-west|idle-a100-west" "${pt%%,*}|${pr%%,*}" "partitions o
 
 # sacct_states ID: every accounting record of the job, oldest first
 sacct_states() { sacct -n -X -D -P -j "$1" -o State 2>/dev/null | awk '{print $1}' | paste -sd,; }
+sacct_timeout() { [ "$(sacct_states "$1")" = TIMEOUT ]; }
 # ended_timeout ID NAME: the run saved on the warning and ended TIMEOUT, not requeued
 ended_timeout() {
 	local id=$1 out
@@ -54,7 +55,8 @@ ended_timeout() {
 	[ -n "$(ls -A "$CKPT_ROOT/alice/$id"-* 2>/dev/null)" ] || it_fail "no checkpoint in $CKPT_ROOT/alice/$id-*"
 	ft_wait_final "$id" 60 || it_fail "final FT record of $id"
 	ft_acct_has "$id" '"k":"timeout"' || it_fail "FT record of $id: $(ft_acct "$id")"
-	sleep 3  # sacct gets the end record within seconds
+	# slurmdbd gets the end record asynchronously: seconds, more on a loaded machine (CI).
+	ic_poll 30 sacct_timeout "$id" || true  # the assertion below says what sacct shows
 	it_assert_eq TIMEOUT "$(sacct_states "$id")" "sacct records of $id"
 	it_info "job $id: notice at step $n, saved, ended TIMEOUT, Restarts 0"
 }
