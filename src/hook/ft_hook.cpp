@@ -182,6 +182,14 @@ std::map<std::string, std::string> env_overrides() {
     return kv;
 }
 
+// Sleeps between two polls that began at start: fast_ms while less than fast_for_s has passed
+// (slurmctld usually answers within seconds), slow_ms after that.
+void poll_pause(std::chrono::steady_clock::time_point start, int fast_for_s, int fast_ms,
+                int slow_ms) {
+    const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(fast_for_s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(early ? fast_ms : slow_ms));
+}
+
 // Retries op until it succeeds, fails for a reason a retry cannot fix, or the deadline passes
 // (slurmctld may be restarting). Logs at most twice: first failure, giving up.
 template <class F> bool retry(const char *what, uint32_t id, int wait_s, F op) {
@@ -343,8 +351,7 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std
     const auto start = std::chrono::steady_clock::now();
     const auto until = start + std::chrono::seconds(wait_s);
     while (!look_for_preemptor(id, job, snapshot, who, err)) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now >= until) {
+        if (std::chrono::steady_clock::now() >= until) {
             logf("job %u: no job of a quota partition started on its nodes within %d s%s%s: "
                  "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
             return;
@@ -352,7 +359,7 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std
         // The owner usually starts within a second or two of the requeue, and the run stays held
         // until it is named: look often at first (the snapshot is loaded at most once a second
         // for the whole cluster, however many victims look), then every 2 s.
-        std::this_thread::sleep_for(std::chrono::milliseconds(now - start < std::chrono::seconds(10) ? 500 : 2000));
+        poll_pause(start, 10, 500, 2000);
     }
     ft::RunRecord &r = p.new_state.history.back();
     r.by = who.job_id;
@@ -403,8 +410,7 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
                  id, wait_s, why.c_str());
             return;
         }
-        const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(10);
-        std::this_thread::sleep_for(std::chrono::milliseconds(early ? 250 : 1000));
+        poll_pause(start, 10, 250, 1000);
     }
 }
 
@@ -418,9 +424,8 @@ bool left_completing(uint32_t id, int wait_s) {
         slurmjob::Job j;
         slurmjob::clear_error();
         if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
-        const auto now = std::chrono::steady_clock::now();
-        if (now >= until) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(now - start < std::chrono::seconds(5) ? 250 : 1000));
+        if (std::chrono::steady_clock::now() >= until) return false;
+        poll_pause(start, 5, 250, 1000);
     }
 }
 
