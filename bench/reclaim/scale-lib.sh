@@ -5,30 +5,57 @@
 # shellcheck disable=SC2034 # SC_LAST_* are read by scale.sh
 
 sc_victim_files() { ls "$IC_DIR"/out/scale-v-*.out 2>/dev/null; }
-# sc_ready_files: victims that printed "ready" at least once.
-sc_ready_files() { grep -l '^ready ' "$IC_DIR"/out/scale-v-*.out 2>/dev/null | wc -l; }
+# sc_ev FILE...: the victims' events as the Python probe prints them ("ready <t> ...",
+# "notice <t>", "saved <t> step=<n> seconds=<save time>"); idletime-replay-job's lines
+# ("<t> start|notice|saved|release ...", VICTIM=replay-job) are rewritten to that form, its save
+# time being saved - notice.
+sc_ev() {
+	awk '$1 ~ /^[0-9]+\.[0-9]+$/ && NF >= 2 {
+		if ($2 == "notice") nt[FILENAME] = $1
+		if ($2 == "start") print "ready", $1
+		else if ($2 == "saved") printf "saved %s step=0 seconds=%.3f\n", $1, $1 - nt[FILENAME]
+		else print $2, $1
+		next }
+		{ print }' "$@" 2>/dev/null
+}
+# sc_ready_files: victims that printed "ready" (probe) or "start" (replay-job) at least once.
+sc_ready_files() { grep -l -E '^ready |^[0-9.]+ start ' "$IC_DIR"/out/scale-v-*.out 2>/dev/null | wc -l; }
 # sc_lines_after KEY T GLOB: lines "KEY <t> ..." with t > T in the files of GLOB.
 # shellcheck disable=SC2086 # GLOB on purpose
-sc_lines_after() { cat $3 2>/dev/null | awk -v k="$1" -v t="$2" '$1 == k && $2 + 0 > t + 0' | wc -l; }
+sc_lines_after() { sc_ev $3 | awk -v k="$1" -v t="$2" '$1 == k && $2 + 0 > t + 0' | wc -l; }
 # sc_notice_counts: "file count" of notices per victim.
-sc_notice_counts() { for f in $(sc_victim_files); do echo "$f $(grep -c '^notice' "$f")"; done; }
+sc_notice_counts() { for f in $(sc_victim_files); do echo "$f $(grep -c -E '^notice|^[0-9.]+ notice ' "$f")"; done; }
 sc_rss_mib() { ps -o rss= "$@" 2>/dev/null | awk '{s += $1} END {printf "%.0f", s / 1024}'; }
+# sc_pss_mib PID...: proportional set size (shared pages divided among their users: what the
+# processes take together, where RSS counts each shared library once per process), MiB.
+sc_pss_mib() {
+	local p
+	for p in "$@"; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done | awk '$1 == "Pss:" {s += $2} END {printf "%.0f", s / 1024}'
+}
 
-# sc_fill MODE PENDING: 512 one-GPU victims (notice: release or ignore) all ready, then PENDING
-# more idle-time jobs queued behind them.
+# sc_fill MODE PENDING: SC_GPUS one-GPU victims (all GPUs of a100-big; notice: release or
+# ignore) all ready, then PENDING more idle-time jobs queued behind them. VICTIM=replay-job runs
+# idletime-replay-job (always releases) instead of the Python probe.
 sc_fill() {
 	local mode=$1 pend=$2 t0 c left deadline
+	local -a cmd=("$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" --poll-interval 0.25)
+	[ "$VICTIM" = probe ] || cmd=("$RC_JOBS/replay-victim.sh")
 	t0=$(rc_now)
-	it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-512 --gres=gpu:a100:1 \
-		"$RC_JOBS/probe-exec.sh" --on-notice "$mode" --save-mb "${SAVE_MB:-1}" --poll-interval 0.25 >/dev/null || return 1
-	deadline=$(($(date +%s) + 1500))
-	until [ "$(sc_ready_files)" -ge 512 ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_fill: only $(sc_ready_files) of 512 victims ready after 1500 s" >&2; return 1; }
+	left=$SC_GPUS
+	while [ "$left" -gt 0 ]; do  # arrays of at most 512 (MaxArraySize is 1001 by default)
+		c=$((left > 512 ? 512 : left))
+		it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-"$c" \
+			--gres=gpu:a100:1 "${cmd[@]}" >/dev/null || return 1
+		left=$((left - c))
+	done
+	deadline=$(($(date +%s) + (SC_GPUS * 3 > 1500 ? SC_GPUS * 3 : 1500)))
+	until [ "$(sc_ready_files)" -ge "$SC_GPUS" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "sc_fill: only $(sc_ready_files) of $SC_GPUS victims ready after $((deadline - ${t0%.*})) s" >&2; return 1; }
 		sleep 3
 	done
-	echo "fill ($mode): 512 one-GPU idle-time jobs running and ready $(rc_sub "$(rc_now)" "$t0") s after one sbatch --array=1-512"
+	echo "fill ($mode, $VICTIM): $SC_GPUS one-GPU idle-time jobs running and ready $(rc_sub "$(rc_now)" "$t0") s after the first sbatch --array"
 	left=$pend
-	while [ "$left" -gt 0 ]; do  # MaxArraySize is 1001 by default
+	while [ "$left" -gt 0 ]; do
 		c=$((left > 1000 ? 1000 : left))
 		it_submit carol -J scale-p --idle-resources=only -p idle-a100-big --array=1-"$c" --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 3600 >/dev/null || return 1
 		left=$((left - c))
@@ -37,15 +64,15 @@ sc_fill() {
 }
 
 sc_memory() {
-	local ctld slurmd stepd probes n_stepd n_probe
-	ctld=$(sc_rss_mib -C slurmctld)
-	slurmd=$(sc_rss_mib -C slurmd)
-	n_stepd=$(pgrep -c -x slurmstepd)
-	stepd=$(sc_rss_mib -C slurmstepd)
-	n_probe=$(pgrep -c -f notice_probe.py)
-	probes=$(pgrep -f notice_probe.py | tr '\n' ',' | sed 's/,$//')
-	probes=$(sc_rss_mib -p "${probes:-1}")
-	echo "memory (RSS): slurmctld $ctld MiB, $(pgrep -c -x slurmd) slurmd $slurmd MiB, $n_stepd slurmstepd $stepd MiB, $n_probe victim processes $probes MiB; MemAvailable $(awk '/^MemAvailable/ {printf "%.0f", $2 / 1024}' /proc/meminfo) of $(awk '/^MemTotal/ {printf "%.0f", $2 / 1024}' /proc/meminfo) MiB"
+	local -a ctld slurmd stepd vict
+	local pat=notice_probe.py
+	[ "$VICTIM" = probe ] || pat='idletime-replay-job --work'
+	mapfile -t ctld < <(pgrep -x slurmctld)
+	mapfile -t slurmd < <(pgrep -x slurmd)
+	mapfile -t stepd < <(pgrep -x slurmstepd)
+	mapfile -t vict < <(pgrep -f -- "$pat")
+	echo "memory (RSS, each process alone): slurmctld $(sc_rss_mib -C slurmctld) MiB, ${#slurmd[@]} slurmd $(sc_rss_mib -C slurmd) MiB, ${#stepd[@]} slurmstepd $(sc_rss_mib -C slurmstepd) MiB, ${#vict[@]} victim processes $(sc_rss_mib -p "$(IFS=,; echo "${vict[*]:-1}")") MiB"
+	echo "memory (PSS, shared pages split among their users): slurmctld $(sc_pss_mib "${ctld[@]}") MiB, slurmd $(sc_pss_mib "${slurmd[@]}") MiB, slurmstepd $(sc_pss_mib "${stepd[@]}") MiB, victims $(sc_pss_mib "${vict[@]}") MiB; MemAvailable $(awk '/^MemAvailable/ {printf "%.0f", $2 / 1024}' /proc/meminfo) of $(awk '/^MemTotal/ {printf "%.0f", $2 / 1024}' /proc/meminfo) MiB; tasks (threads) $(ps -e -L --no-headers | wc -l) of kernel.pid_max $(cat /proc/sys/kernel/pid_max)"
 }
 
 # sc_sdiag: slurmctld's main and backfill scheduling cycles since the last `sdiag -r`.
@@ -123,7 +150,8 @@ sc_round() {
 	vict=$(join "$before" "$after" | awk '$3 > $2' | wc -l)
 	twice=$(join "$before" "$after" | awk '$3 > $2 + 1' | wc -l)
 	rm -f "$before" "$after"
-	save=$(sc_victim_files | xargs awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
+	# shellcheck disable=SC2046 # file names
+	save=$(sc_ev $(sc_victim_files) | awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
 	starts=$(sc_lines_after ready "$t0" "$IC_DIR/out/scale-v-*.out")
 	pstarts=$(sc_lines_after started "$t0" "$IC_DIR/out/scale-p-*.out")
 	SC_OWNERS="${own[*]}" SC_LAST_START=$tall
@@ -176,7 +204,7 @@ sc_resume() {
 	scancel $SC_OWNERS
 	deadline=$(($(date +%s) + 300))
 	for f in $SC_PREEMPTED; do
-		until r=$(awk -v t="$tc" '$1 == "ready" && $2 > t {print $2; exit}' "$f") && [ -n "$r" ]; do
+		until r=$(sc_ev "$f" | awk -v t="$tc" '$1 == "ready" && $2 > t {print $2; exit}') && [ -n "$r" ]; do
 			[ "$(date +%s)" -lt "$deadline" ] || break
 			sleep 1
 		done

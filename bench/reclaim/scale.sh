@@ -1,9 +1,10 @@
 #!/bin/bash
 # bench/reclaim/scale.sh: reclaim at scale (issue 14, goals 1 and 3). Needs the cluster of
 # bench/reclaim/scale64.json: pool a100-big = 64 emulated nodes x 8 GPUs (one slurmd each), quotas
-# team-a and team-b of 256 GPUs each. The run:
-#   1. fills all 512 GPUs with one-GPU idle-time jobs of carol (array scale-v: they save SAVE_MB
-#      MiB on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
+# team-a and team-b of 256 GPUs each; or of scale64x32.json (64 x 32 GPUs: 2,048 running jobs,
+# with VICTIM=replay-job to fit this machine's memory). The run:
+#   1. fills all GPUs of a100-big with one-GPU idle-time jobs of carol (arrays scale-v: they save
+#      on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
 #   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), OWNER_GPUS each, are submitted
 #      together; prints when all ran (each owner's own start line - its own sbatch; from the
 #      first sbatch; from slurmctld's acceptance of each submission), the slowest victim save,
@@ -17,7 +18,9 @@
 # Env: OWNER_GPUS (GPUs per owner, 1-8, default 8: with 8 the 64 owners need the whole pool; with 1
 # each owner needs one victim), SUBMIT (serial: one sbatch after the other, the default; parallel:
 # the N sbatch run at the same time), OWNER_RUN (s the owners run before their scancel, default 3),
-# PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3),
+# PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3), VICTIM (probe:
+# jobs/notice_probe.py, saves SAVE_MB MiB, ~17 MiB each, the default; replay-job:
+# idletime-replay-job(1) through jobs/replay-victim.sh, saves 8 bytes, ~2 MiB; needs NATIVE=0),
 # IDLETIME_CLUSTER_DIR / IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX. Takes 15-25 minutes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,14 +46,21 @@ SUBMIT=${SUBMIT:-serial}
 [[ $SUBMIT =~ ^(serial|parallel)$ ]] || { echo "bench/reclaim/scale: SUBMIT must be serial or parallel, not '$SUBMIT'" >&2; exit 2; }
 pending=${PENDING:-1536}
 [[ $pending =~ ^[0-9]+$ ]] || { echo "bench/reclaim/scale: PENDING must be a number, not '$pending'" >&2; exit 2; }
+VICTIM=${VICTIM:-probe}
+[[ $VICTIM =~ ^(probe|replay-job)$ ]] || { echo "bench/reclaim/scale: VICTIM must be probe or replay-job, not '$VICTIM'" >&2; exit 2; }
+[ "$VICTIM" = probe ] || [ "${NATIVE:-1}" = 0 ] || { echo "bench/reclaim/scale: VICTIM=replay-job always releases (no Slurm-alone round): set NATIVE=0" >&2; exit 2; }
 it_begin
 rc_env || exit 1
-nodes=$(sinfo -h -p idle-a100-big -o %D 2>/dev/null)
-[ "${nodes:-0}" = 64 ] || { echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no}' nodes" >&2; exit 2; }
+nodes=$(sinfo -h -p idle-a100-big -o '%D %G' 2>/dev/null)
+SC_GPUS=$(awk '{g = $2; sub(/\(.*/, "", g); n = split(g, f, ":"); print $1 * f[n]}' <<<"$nodes")
+if [ "${nodes%% *}" != 64 ] || [ "${SC_GPUS:-0}" -lt 512 ]; then
+	echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json or scale64x32.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no nodes}'" >&2
+	exit 2
+fi
 it_cleanup_jobs >/dev/null 2>&1
 sc_undrain
 rm -f "$IC_DIR"/out/scale-*.out
-echo "bench/reclaim/scale: 64 nodes x 8 GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims save ${SAVE_MB:-1} MiB; $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
+echo "bench/reclaim/scale: 64 nodes, $SC_GPUS GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims $VICTIM$([ "$VICTIM" = probe ] && echo " saving ${SAVE_MB:-1} MiB"); $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
 
 sc_fill release "$pending" || exit 1
 sc_memory
