@@ -1,6 +1,7 @@
 /*
  * job_view.c - copy the few fields the policy needs out of Slurm's job record. O(1) apart from
- * a scan of the job's SPANK environment (a handful of strings); no I/O, no allocation.
+ * a scan of the job's SPANK environment when the caller wants the --quota hint; no I/O, no
+ * allocation.
  */
 #include "plugins/preempt/slurm_internal.h"
 
@@ -57,7 +58,8 @@ static const char *spank_quota(job_record_t *job_ptr)
 	return NULL;
 }
 
-void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sched_job_t *v, time_t now)
+void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sched_job_t *v, time_t now,
+		       bool with_quota)
 {
 	if (!part)
 		part = job_ptr->part_ptr;
@@ -76,5 +78,5 @@ void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sche
 	v->preempt_start = job_ptr->details ? job_ptr->details->preempt_start_time : 0;
 	v->comment = job_ptr->comment;
 	v->account = job_ptr->account;
-	v->quota_hint = spank_quota(job_ptr);
+	v->quota_hint = with_quota ? spank_quota(job_ptr) : NULL;
 }

@@ -103,8 +103,8 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_hold_sweep(sched, now, preemptor->job_id);
 	idletime_call_begin(&t0);
-	idletime_job_view(preemptor, NULL, &a, now);
-	idletime_job_view(preemptee, NULL, &b, now);
+	idletime_job_view(preemptor, NULL, &a, now, false);
+	idletime_job_view(preemptee, NULL, &b, now, false);
 	rc = idletime_sched_preemptable(sched, &a, &b, now);
 	pass = rc == 1 && (gap = submit_pass_gap()) >= 0 && idletime_sched_pass_wanted(sched, (uint32_t) gap, now);
 	idletime_call_end(&plugin, &t0);

@@ -55,7 +55,9 @@ int idletime_gpu_tres_pos(time_t now);
 
 /* Fills v from job_ptr as seen in partition part (NULL = the job's partition).
  * Strings point into the job record: v is valid only while the caller holds the job lock. */
-void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sched_job_t *v, time_t now);
+/* with_quota: also the --quota hint (a scan of the SPANK environment); preemptable() needs none. */
+void idletime_job_view(job_record_t *job_ptr, part_record_t *part, idletime_sched_job_t *v, time_t now,
+		       bool with_quota);
 
 /* Config file: $IDLETIME_CONFIG, else /etc/idletime/idletime.json. */
 const char *idletime_config_path(void);

@@ -45,7 +45,7 @@ static int add_running(void *x, void *arg)
 	idletime_sched_job_t v;
 
 	if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
-		idletime_job_view(job_ptr, NULL, &v, *(time_t *) arg);
+		idletime_job_view(job_ptr, NULL, &v, *(time_t *) arg, true);
 		idletime_sched_borrow_add(sched, &v);
 	}
 	return 0;
@@ -68,7 +68,7 @@ static void set_one(job_record_t *job_ptr, time_t now)
 
 	if (!IS_JOB_PENDING(job_ptr))
 		return;
-	idletime_job_view(job_ptr, NULL, &v, now);
+	idletime_job_view(job_ptr, NULL, &v, now, true);
 	if (idletime_sched_site_factor(sched, &v, now, &factor) == 1)
 		job_ptr->site_factor = NICE_OFFSET + factor;
 }

@@ -2,7 +2,7 @@
 # C API include/idletime/sched.h), linked statically into the two plugins.
 noinst_LTLIBRARIES += src/sched/libidlesched.la
 src_sched_libidlesched_la_SOURCES = \
-	src/sched/policy.hpp src/sched/policy.cpp src/sched/comment.cpp \
+	src/sched/policy.hpp src/sched/id_map.hpp src/sched/policy.cpp src/sched/comment.cpp \
 	src/sched/victims.cpp src/sched/holds.cpp src/sched/passes.cpp src/sched/borrow.cpp src/sched/capi.cpp
 # Users link src/core/libidlecore.la and $(JSONC_LIBS) after it (not embedded: no duplicates).
 include_idletime_HEADERS += include/idletime/sched.h
@@ -18,3 +18,8 @@ testsuite_sched_test_sched_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 testsuite_sched_test_sched_LDADD = $(sched_test_ldadd)
 EXTRA_DIST += testsuite/sched/data/sched16.json testsuite/sched/data/broken.json \
 	testsuite/sched/data/sched-slurm.conf testsuite/sched/README
+
+# ---- benchmark: bench/sched/victims_bench [N [SEARCHES]] (ratio against the previous batch) ----
+noinst_PROGRAMS += bench/sched/victims_bench
+bench_sched_victims_bench_SOURCES = bench/sched/victims_bench.cpp
+bench_sched_victims_bench_LDADD = src/sched/libidlesched.la

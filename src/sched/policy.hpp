@@ -9,7 +9,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+
+#include "sched/id_map.hpp"
 #include <vector>
 
 #include "core/config.hpp"
@@ -101,13 +102,12 @@ public:
     uint32_t rank(uint32_t job_id);
     size_t size() const { return keys_.size(); }
     // The preemptor whose candidates these are when `victim_id` is one of them, else 0.
-    uint32_t preemptor_of(uint32_t victim_id) const { return seen_.count(victim_id) ? preemptor_ : 0; }
+    uint32_t preemptor_of(uint32_t victim_id) const { return ids_.contains(victim_id) ? preemptor_ : 0; }
 
 private:
     void restart(uint32_t preemptor_id, uint32_t need_gpus);
     std::vector<VictimKey> keys_;
-    std::vector<std::pair<uint32_t, uint32_t>> ranks_;  // (job_id, rank) sorted by job_id
-    std::unordered_set<uint32_t> seen_;                 // job ids in keys_: O(1) repeat check
+    IdMap ids_;  // job ids in keys_ (O(1) repeat check) -> their rank once ranked
     bool ranked_ = false, open_ = false;
     uint32_t preemptor_ = 0, need_ = 0;
 };

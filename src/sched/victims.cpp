@@ -27,8 +27,7 @@ bool victim_before(const VictimKey &a, const VictimKey &b) {
 
 void VictimBatch::restart(uint32_t preemptor_id, uint32_t need_gpus) {
     keys_.clear();
-    ranks_.clear();
-    seen_.clear();
+    ids_.clear();
     ranked_ = false;
     open_ = true;
     preemptor_ = preemptor_id;
@@ -37,23 +36,20 @@ void VictimBatch::restart(uint32_t preemptor_id, uint32_t need_gpus) {
 
 void VictimBatch::note(uint32_t preemptor_id, uint32_t need_gpus, const JobView &victim, int64_t now) {
     // Slurm visits each job once per candidate search: a repeat means a new search.
-    if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_ || seen_.count(victim.job_id))
+    if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_ || ids_.contains(victim.job_id))
         restart(preemptor_id, need_gpus);
     keys_.push_back(victim_key(victim, need_gpus, now));
-    seen_.insert(victim.job_id);
+    ids_.put(victim.job_id, UINT32_MAX);
 }
 
 uint32_t VictimBatch::rank(uint32_t job_id) {
     if (!ranked_) {
         std::sort(keys_.begin(), keys_.end(), victim_before);
-        ranks_.clear();
-        ranks_.reserve(keys_.size());
-        for (size_t i = 0; i < keys_.size(); ++i) ranks_.emplace_back(keys_[i].job_id, uint32_t(i));
-        std::sort(ranks_.begin(), ranks_.end());
+        for (size_t i = 0; i < keys_.size(); ++i) ids_.put(keys_[i].job_id, uint32_t(i));  // no growth: all present
         ranked_ = true;
     }
-    auto it = std::lower_bound(ranks_.begin(), ranks_.end(), std::pair<uint32_t, uint32_t>(job_id, 0));
-    return it != ranks_.end() && it->first == job_id ? it->second : UINT32_MAX;
+    const uint32_t *r = ids_.find(job_id);
+    return r ? *r : UINT32_MAX;
 }
 
 }  // namespace idletime::sched

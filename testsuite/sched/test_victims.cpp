@@ -4,6 +4,7 @@
 
 #include "sched_fixture.hpp"
 
+using idletime::sched::IdMap;
 using idletime::sched::JobView;
 using idletime::sched::VictimBatch;
 
@@ -162,6 +163,33 @@ START_TEST(batch_boundaries) {
 }
 END_TEST
 
+// IdMap (the batch's job ids and ranks): ids that collide in the table, overwrite, growth past
+// many sizes, and clear() forgetting everything without freeing the table.
+START_TEST(id_map) {
+    IdMap m;
+    ck_assert(!m.contains(0) && m.find(7) == nullptr);
+    for (uint32_t round = 0; round < 3; ++round) {
+        const uint32_t n = 5000 + round * 1000;
+        for (uint32_t i = 0; i < n; ++i) m.put(i * 64 + round, i);  // multiples of 64: same low bits
+        ck_assert_uint_eq(m.size(), n);
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t *v = m.find(i * 64 + round);
+            ck_assert_msg(v && *v == i, "round %u: id %u lost", round, i * 64 + round);
+        }
+        ck_assert(!m.contains(n * 64 + round) && !m.contains(1 + round + 64 * 3));
+        m.put(round, 99);  // overwrite: same size
+        ck_assert_uint_eq(m.size(), n);
+        ck_assert_uint_eq(*m.find(round), 99);
+        m.clear();
+        ck_assert_uint_eq(m.size(), 0);
+        ck_assert(!m.contains(round) && !m.contains(64 + round));
+    }
+    m.put(UINT32_MAX, 1);
+    m.put(0, 2);
+    ck_assert(*m.find(UINT32_MAX) == 1 && *m.find(0) == 2 && m.size() == 2);
+}
+END_TEST
+
 START_TEST(large_batch_sorted_once) {
     VictimBatch b;
     std::vector<std::string> store;
@@ -194,6 +222,7 @@ Suite *victims_suite() {
     tcase_add_loop_test(t, order, 0, int(order_cases().size()));
     tcase_add_test(t, batch_boundaries);
     tcase_add_test(t, large_batch_sorted_once);
+    tcase_add_test(t, id_map);
     suite_add_tcase(s, t);
     return s;
 }
