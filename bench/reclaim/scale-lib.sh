@@ -13,7 +13,7 @@ sc_ev() {
 	awk '$1 ~ /^[0-9]+\.[0-9]+$/ && NF >= 2 {
 		if ($2 == "notice") nt[FILENAME] = $1
 		if ($2 == "start") print "ready", $1
-		else if ($2 == "saved") printf "saved %s step=0 seconds=%.3f\n", $1, $1 - nt[FILENAME]
+		else if ($2 == "saved") printf "saved %s step=0 seconds=%.3f\n", $1, (FILENAME in nt) ? $1 - nt[FILENAME] : 0
 		else print $2, $1
 		next }
 		{ print }' "$@" 2>/dev/null
@@ -44,7 +44,7 @@ sc_fill() {
 	left=$SC_GPUS
 	while [ "$left" -gt 0 ]; do  # arrays of at most 512 (MaxArraySize is 1001 by default)
 		c=$((left > 512 ? 512 : left))
-		it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-"$c" \
+		IT_SUBMIT_ENV="$IT_SUBMIT_ENV IDLETIME_PREFIX=$RC_PREFIX" it_submit carol -J scale-v --open-mode=append --idle-resources=only -p idle-a100-big --array=1-"$c" \
 			--gres=gpu:a100:1 "${cmd[@]}" >/dev/null || return 1
 		left=$((left - c))
 	done
@@ -150,8 +150,7 @@ sc_round() {
 	vict=$(join "$before" "$after" | awk '$3 > $2' | wc -l)
 	twice=$(join "$before" "$after" | awk '$3 > $2 + 1' | wc -l)
 	rm -f "$before" "$after"
-	# shellcheck disable=SC2046 # file names
-	save=$(sc_ev $(sc_victim_files) | awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
+	save=$(sc_ev "$IC_DIR"/out/scale-v-*.out | awk -v t="$t0" '$1 == "saved" && $2 > t { sub("seconds=", "", $4); if ($4 > m) m = $4 } END { printf "%.3f", m }')
 	starts=$(sc_lines_after ready "$t0" "$IC_DIR/out/scale-v-*.out")
 	pstarts=$(sc_lines_after started "$t0" "$IC_DIR/out/scale-p-*.out")
 	SC_OWNERS="${own[*]}" SC_LAST_START=$tall

@@ -49,6 +49,10 @@ pending=${PENDING:-1536}
 VICTIM=${VICTIM:-probe}
 [[ $VICTIM =~ ^(probe|replay-job)$ ]] || { echo "bench/reclaim/scale: VICTIM must be probe or replay-job, not '$VICTIM'" >&2; exit 2; }
 [ "$VICTIM" = probe ] || [ "${NATIVE:-1}" = 0 ] || { echo "bench/reclaim/scale: VICTIM=replay-job always releases (no Slurm-alone round): set NATIVE=0" >&2; exit 2; }
+if [ "$VICTIM" = replay-job ] && ! [ -x "${IDLETIME_PREFIX:-${PREFIX:-/usr/local}}/bin/idletime-replay-job" ]; then
+	echo "bench/reclaim/scale: VICTIM=replay-job needs ${IDLETIME_PREFIX:-${PREFIX:-/usr/local}}/bin/idletime-replay-job (make install, or set IDLETIME_PREFIX)" >&2
+	exit 2
+fi
 it_begin
 rc_env || exit 1
 nodes=$(sinfo -h -p idle-a100-big -o '%D %G' 2>/dev/null)

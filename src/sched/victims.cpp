@@ -38,8 +38,11 @@ void VictimBatch::note(uint32_t preemptor_id, uint32_t need_gpus, const JobView 
     // Slurm visits each job once per candidate search: a repeat means a new search.
     if (!open_ || ranked_ || preemptor_id != preemptor_ || need_gpus != need_ || ids_.contains(victim.job_id))
         restart(preemptor_id, need_gpus);
-    keys_.push_back(victim_key(victim, need_gpus, now));
+    // Allocate first: an allocation that fails leaves keys_ and ids_ agreeing (the job is then
+    // not a candidate; capi.cpp catches the bad_alloc).
+    if (keys_.size() == keys_.capacity()) keys_.reserve(keys_.capacity() * 2 + 64);
     ids_.put(victim.job_id, UINT32_MAX);
+    keys_.push_back(victim_key(victim, need_gpus, now));  // no allocation: capacity reserved
 }
 
 uint32_t VictimBatch::rank(uint32_t job_id) {
