@@ -14,6 +14,9 @@ namespace idletime::sched {
 
 class IdMap {
 public:
+    IdMap() = default;
+    // Starts at generation `gen` (tests: a wrap of the stamp after a few clears).
+    explicit IdMap(uint32_t gen) : gen_(gen ? gen : 1) {}
     void clear() {
         size_ = 0;
         if (++gen_ != 0) return;

@@ -190,6 +190,21 @@ START_TEST(id_map) {
 }
 END_TEST
 
+// The generation stamp wraps after 2^32 clears: no id of an older generation may come back.
+START_TEST(id_map_generation_wrap) {
+    IdMap m(UINT32_MAX - 1);
+    for (uint32_t i = 1; i <= 100; ++i) m.put(i, i);
+    m.clear();  // generation UINT32_MAX
+    for (uint32_t i = 101; i <= 200; ++i) m.put(i, i);
+    ck_assert(!m.contains(1) && m.contains(150));
+    m.clear();  // wraps to 0: every slot forgotten, generation 1
+    ck_assert_uint_eq(m.size(), 0);
+    for (uint32_t i = 1; i <= 200; ++i) ck_assert_msg(!m.contains(i), "id %u came back after the wrap", i);
+    m.put(7, 70);
+    ck_assert(*m.find(7) == 70 && m.size() == 1);
+}
+END_TEST
+
 START_TEST(large_batch_sorted_once) {
     VictimBatch b;
     std::vector<std::string> store;
@@ -223,6 +238,7 @@ Suite *victims_suite() {
     tcase_add_test(t, batch_boundaries);
     tcase_add_test(t, large_batch_sorted_once);
     tcase_add_test(t, id_map);
+    tcase_add_test(t, id_map_generation_wrap);
     suite_add_tcase(s, t);
     return s;
 }
