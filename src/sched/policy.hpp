@@ -9,11 +9,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-
-#include "sched/id_map.hpp"
 #include <vector>
 
 #include "core/config.hpp"
+#include "sched/id_map.hpp"
 
 namespace idletime::sched {
 
