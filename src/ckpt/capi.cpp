@@ -427,7 +427,7 @@ struct JobNow {
 static JobNow load_job_now(uint32_t id, const std::string &job)
 {
     job_info_msg_t *msg = nullptr;
-    if (idletime_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
+    if (idletime_load_job(&msg, id, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS || !msg || msg->record_count < 1) {
         std::string why = slurm_strerror(idletime_slurm_errno());
         slurm_free_job_info_msg(msg);
         throw Error(-ECANCELED, "release: cannot read job " + job + " from Slurm: " + why);

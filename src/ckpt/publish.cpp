@@ -41,7 +41,7 @@ void make_libslurm_global() {
 
 bool update_comment(uint32_t id, int64_t t, std::string &err) {
     job_info_msg_t *info = nullptr;
-    if (idletime_load_job(&info, id, SHOW_DETAIL) != SLURM_SUCCESS || !info || info->record_count < 1) {
+    if (idletime_load_job(&info, id, SHOW_DETAIL | SHOW_LOCAL) != SLURM_SUCCESS || !info || info->record_count < 1) {
         err = std::string("slurm_load_job: ") + slurm_strerror(idletime_slurm_errno());
         if (info) slurm_free_job_info_msg(info);
         return false;
