@@ -86,6 +86,17 @@ sc_sdiag() {
 		END { for (k in n) printf "%s %s cycles, mean %.1f ms, max %.1f ms; ", k, n[k], mn[k] / 1000, mx[k] / 1000 }'
 }
 
+# sc_rpcs: the RPCs slurmctld served since the last `sdiag -r` that idletime-ft-hook and the
+# checkpoint library send (job loads, the federation lookup libslurm adds to a load without
+# SHOW_LOCAL, updates, requeues), with their mean time in slurmctld.
+sc_rpcs() {
+	sdiag 2>/dev/null | awk '
+		/^Remote Procedure Call statistics by message type/ { s = 1; next } /^Remote Procedure Call statistics by user/ { s = 0 }
+		s && $1 ~ /^(REQUEST_FED_INFO|REQUEST_JOB_INFO_SINGLE|REQUEST_JOB_INFO|REQUEST_UPDATE_JOB|REQUEST_JOB_REQUEUE|REQUEST_SUBMIT_BATCH_JOB)$/ {
+			c = $0; sub(/.*count:/, "", c); sub(/ .*/, "", c); a = $0; sub(/.*ave_time:/, "", a); sub(/ .*/, "", a)
+			printf "%s %s (mean %.1f ms); ", $1, c, a / 1000 }'
+}
+
 # sc_submit_one USER QUOTA: one owner of OWNER_GPUS GPUs; prints "<submit time> <job id>".
 sc_submit_one() {
 	local t o
@@ -161,6 +172,7 @@ sc_round() {
 	printf 'N=%d %s: victims %d (%s per owner, %d needed), preempted twice %d, idle-time starts during the reclaim %d (+%d queued jobs)\n' \
 		"$n" "$mode" "$vict" "$(awk -v v="$vict" -v n="$n" 'BEGIN {printf "%.2f", v / n}')" "$OWNER_GPUS" "$twice" "$starts" "$pstarts"
 	echo "N=$n $mode: sdiag: $(sc_sdiag)"
+	echo "N=$n $mode: RPCs: $(sc_rpcs)"
 	SC_LOG0=$log0 SC_N=$n SC_MODE=$mode
 	[ "$mode" != native ] || { sleep 6; sc_plugin_time; }
 	if [ "$mode" = native ]; then SC_LAST_NATIVE=$max; else SC_LAST_IDLETIME=$max; fi
