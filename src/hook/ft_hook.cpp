@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -29,6 +30,7 @@
 #include "hook/pass_gate.hpp"
 #include "hook/preemptor.hpp"
 #include "hook/journal.hpp"
+#include "hook/poll_share.hpp"
 
 #ifndef IDLETIME_DEFAULT_CONFIG
 #define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
@@ -415,17 +417,26 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
 }
 
 // Polls until slurmctld reports the job out of COMPLETING or gone (every 0.25 s for the first
-// 5 s, then every second: one job load each); false after wait_s.
-bool left_completing(uint32_t id, int wait_s) {
+// 5 s, then every second: one job load each); false after wait_s. With share_path, the pause
+// grows with the hooks polling at the same time (poll_share.hpp: a mass end).
+bool left_completing(uint32_t id, int wait_s, const std::string &share_path = "") {
     std::string err;
     const auto start = std::chrono::steady_clock::now();
     const auto until = start + std::chrono::seconds(wait_s);
+    std::unique_ptr<hook::PollerSlot> slot;
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
         if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
         if (std::chrono::steady_clock::now() >= until) return false;
-        poll_pause(start, 5, 250, 1000);
+        if (!slot && !share_path.empty()) {  // registered only once a first poll did not do
+            std::string why;
+            slot = std::make_unique<hook::PollerSlot>(share_path, why);
+            if (!why.empty()) logf("job %u: shared poll rate: %s (polling at its own rate)", id, why.c_str());
+        }
+        const int n = slot ? slot->pollers() : 1;
+        const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(5);
+        std::this_thread::sleep_for(std::chrono::milliseconds(hook::shared_poll_ms(early ? 250 : 1000, n)));
     }
 }
 
@@ -447,7 +458,7 @@ bool same_run_pending(uint32_t id, uint32_t restart_cnt) {
 
 void wake_scheduler(uint32_t id, int wait_s, const std::string &wake_dir) {
     std::string err;
-    if (!left_completing(id, wait_s)) return;
+    if (!left_completing(id, wait_s, wake_dir + ".pollers")) return;
     using namespace std::chrono;
     const int64_t done_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
     hook::PassGate gate;

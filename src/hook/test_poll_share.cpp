@@ -1,0 +1,166 @@
+// Check suite: the poll rate idletime-ft-hook processes share (poll_share.hpp, security.md R1):
+// the count follows registrations, a count left by killed hooks goes stale, a symlinked or
+// foreign file is refused (the hook then polls at its own rate), and many hooks together poll
+// at most kPollShare times per base interval.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hook/poll_share.hpp"
+
+#include "testsuite/unit/check_main.hpp"  // last: check.h defines a fail() macro
+
+using namespace idletime::hook;
+
+namespace {
+
+std::string fresh_dir() {
+    char tmpl[] = "/tmp/idletime-pollshare-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
+void write_file(const std::string &path, const std::string &text) {
+    std::ofstream(path) << text;
+}
+
+START_TEST(interval_grows_past_the_share) {
+    ck_assert_int_eq(shared_poll_ms(250, 0), 250);
+    ck_assert_int_eq(shared_poll_ms(250, 1), 250);
+    ck_assert_int_eq(shared_poll_ms(250, kPollShare), 250);
+    ck_assert_int_eq(shared_poll_ms(250, kPollShare + 1), 500);
+    ck_assert_int_eq(shared_poll_ms(1000, 1000), 1000 * 125);
+    // n hooks at base_ms * ceil(n / share) each: at most kPollShare polls per base interval.
+    for (int n : {1, 7, 8, 9, 64, 999, 2048}) {
+        const double per_base = double(n) * 250 / double(shared_poll_ms(250, n));
+        ck_assert(per_base <= kPollShare + 1e-9);
+    }
+}
+END_TEST
+
+START_TEST(count_follows_registrations) {
+    const std::string path = fresh_dir() + "/pollers";
+    std::string err;
+    auto a = std::make_unique<PollerSlot>(path, err);
+    ck_assert_str_eq(err.c_str(), "");
+    ck_assert_int_eq(a->pollers(), 1);
+    {
+        std::vector<std::unique_ptr<PollerSlot>> more;
+        for (int i = 0; i < 20; i++) more.push_back(std::make_unique<PollerSlot>(path, err));
+        ck_assert_int_eq(a->pollers(), 21);
+    }
+    ck_assert_int_eq(a->pollers(), 1);
+    a.reset();
+    PollerSlot b(path, err);
+    ck_assert_int_eq(b.pollers(), 1);  // never below zero after the last one left
+}
+END_TEST
+
+START_TEST(concurrent_processes_agree) {
+    const std::string path = fresh_dir() + "/pollers";
+    std::string err;
+    PollerSlot mine(path, err);
+    std::vector<pid_t> kids;
+    int go[2];
+    ck_assert_int_eq(pipe(go), 0);
+    for (int i = 0; i < 16; i++) {
+        pid_t p = fork();
+        ck_assert_int_ge(p, 0);
+        if (p == 0) {
+            std::string e;
+            {
+                PollerSlot s(path, e);
+                char c;
+                close(go[1]);
+                (void)!read(go[0], &c, 1);  // hold the slot until the parent has counted
+            }
+            _exit(e.empty() ? 0 : 1);
+        }
+        kids.push_back(p);
+    }
+    for (int tries = 0; tries < 500 && mine.pollers() < 17; tries++) usleep(10000);
+    ck_assert_int_eq(mine.pollers(), 17);
+    close(go[1]);
+    close(go[0]);
+    for (pid_t p : kids) {
+        int st = 0;
+        ck_assert_int_eq(waitpid(p, &st, 0), p);
+        ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    ck_assert_int_eq(mine.pollers(), 1);
+}
+END_TEST
+
+START_TEST(stale_or_garbage_counts_are_zero) {
+    const std::string dir = fresh_dir();
+    std::string err;
+    int64_t now = 1'800'000'000;
+    const PollerSlot::NowFn clock = [&now] { return now; };
+    // 500 hooks killed long ago left their count: it no longer slows anyone.
+    write_file(dir + "/old", "500 " + std::to_string(now - kPollShareStaleS - 1) + "\n");
+    PollerSlot a(dir + "/old", err, clock);
+    ck_assert_int_eq(a.pollers(), 1);
+    // A fresh count is kept.
+    write_file(dir + "/fresh", "40 " + std::to_string(now - 5) + "\n");
+    PollerSlot b(dir + "/fresh", err, clock);
+    ck_assert_int_eq(b.pollers(), 41);
+    now += kPollShareStaleS + 1;  // and goes stale in turn
+    ck_assert_int_eq(b.pollers(), 1);
+    for (const char *bad : {"", "x y\n", "-3 1800000000\n", "7\n", "99999999999 1800000000\n",
+                            "3 99999999999\n"}) {
+        write_file(dir + "/bad", bad);
+        PollerSlot c(dir + "/bad", err, clock);
+        ck_assert_msg(c.pollers() == 1, "content '%s'", bad);
+    }
+    ck_assert_str_eq(err.c_str(), "");
+}
+END_TEST
+
+START_TEST(symlink_or_foreign_file_refused) {
+    const std::string dir = fresh_dir();
+    write_file(dir + "/target", "0 0\n");
+    ck_assert_int_eq(symlink((dir + "/target").c_str(), (dir + "/link").c_str()), 0);
+    std::string err;
+    PollerSlot a(dir + "/link", err);
+    ck_assert(!err.empty());
+    ck_assert_int_eq(a.pollers(), 1);
+    std::ifstream in(dir + "/target");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ck_assert_str_eq(text.c_str(), "0 0\n");  // the link's target was not written
+    ck_assert_int_eq(mkdir((dir + "/adir").c_str(), 0700), 0);
+    err.clear();
+    PollerSlot b(dir + "/adir", err);
+    ck_assert(!err.empty());
+    ck_assert_int_eq(b.pollers(), 1);
+    if (geteuid() == 0) {  // a file another user owns (root runs the unit tests in CI)
+        write_file(dir + "/foreign", "0 0\n");
+        ck_assert_int_eq(chown((dir + "/foreign").c_str(), 65534, 65534), 0);
+        err.clear();
+        PollerSlot c(dir + "/foreign", err);
+        ck_assert(!err.empty());
+        ck_assert_int_eq(c.pollers(), 1);
+    }
+}
+END_TEST
+
+}  // namespace
+
+Suite *make_suite() {
+    Suite *s = suite_create("poll_share");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, interval_grows_past_the_share);
+    tcase_add_test(t, count_follows_registrations);
+    tcase_add_test(t, concurrent_processes_agree);
+    tcase_add_test(t, stale_or_garbage_counts_are_zero);
+    tcase_add_test(t, symlink_or_foreign_file_refused);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+IDLETIME_CHECK_MAIN
