@@ -313,7 +313,11 @@ start_munged() {
 	ic_running munged && munge_ok && return 0
 	ic_stop_daemon munged 5
 	rm -f "$IC_SOCK" "$IC_SOCK.lock"
-	launch munged munged -F --socket="$IC_SOCK" --key-file="$IC_MUNGE/munge.key" \
+	# One munged serves every daemon and client of the cluster (64 slurmd in the scale bench); with
+	# munged's default 2 threads, a mass teardown there saw connects refused ("Resource temporarily
+	# unavailable": 710 failed RPCs in 2 minutes, kill requests lost). Slurm's high-throughput
+	# guide asks for more munged threads on a busy controller.
+	launch munged munged -F --num-threads=10 --socket="$IC_SOCK" --key-file="$IC_MUNGE/munge.key" \
 		--pid-file="$IC_MUNGE/munged.pid" --log-file="$IC_LOGD/munged.log" --seed-file="$IC_MUNGE/munged.seed"
 	await munged 30 munge_ok
 }
