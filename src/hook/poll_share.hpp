@@ -6,28 +6,29 @@
 // 2026-12-07). A hook registered here waits base_ms * ceil(n / kPollShare) between its polls, n
 // being the hooks registered now: up to kPollShare hooks poll as before, more share the rate.
 //
-// The count lives in one small file next to the wake spool ("<n> <epoch s of the last change>\n"),
-// read and written under flock. A hook killed before it unregisters leaves its count behind; a
-// count that has not changed for kPollShareStaleS is taken as 0. The file must be a regular file
-// owned by this user (O_NOFOLLOW): otherwise the hook polls at its own rate (n = 1).
+// The hooks registered now are listed in one small file next to the wake spool (one PID a line),
+// read and written under flock. Each registration drops the PIDs of processes that no longer
+// exist, so a hook killed before it unregistered (SIGKILL) is not counted for long. The file must
+// be a regular file owned by this user (O_NOFOLLOW): otherwise the hook polls at its own rate.
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <string>
 
 namespace idletime::hook {
 
 constexpr int kPollShare = 8;
-constexpr int64_t kPollShareStaleS = 600;
+constexpr size_t kPollShareMaxPids = 100000;  // more lines: the rest is ignored
 
 // The pause between two polls of one hook when n hooks (n >= 1) share the rate.
 int64_t shared_poll_ms(int64_t base_ms, int n);
 
-// Registers this process for its lifetime (n + 1 now, n - 1 at destruction).
+// Registers this process for its lifetime (its PID added now, removed at destruction).
 class PollerSlot {
 public:
-    using NowFn = std::function<int64_t()>;  // epoch seconds; nullptr: time()
-    PollerSlot(const std::string &path, std::string &err, NowFn now = nullptr);
+    using AliveFn = std::function<bool(long pid)>;  // nullptr: kill(pid, 0) does not say ESRCH
+    PollerSlot(const std::string &path, std::string &err, AliveFn alive = nullptr);
     ~PollerSlot();
     PollerSlot(const PollerSlot &) = delete;
     PollerSlot &operator=(const PollerSlot &) = delete;
@@ -35,9 +36,10 @@ public:
     int pollers() const;
 
 private:
-    bool add(int delta) const;
+    bool rewrite(bool with_me) const;
     int fd_ = -1;
-    NowFn now_;
+    long pid_ = 0;
+    AliveFn alive_;
 };
 
 }  // namespace idletime::hook

@@ -1,5 +1,5 @@
 // Check suite: the poll rate idletime-ft-hook processes share (poll_share.hpp, security.md R1):
-// the count follows registrations, a count left by killed hooks goes stale, a symlinked or
+// the count follows registrations, entries of killed hooks are dropped, a symlinked or
 // foreign file is refused (the hook then polls at its own rate), and many hooks together poll
 // at most kPollShare times per base interval.
 #include <sys/stat.h>
@@ -97,34 +97,33 @@ START_TEST(concurrent_processes_agree) {
 }
 END_TEST
 
-START_TEST(stale_or_garbage_counts_are_zero) {
+START_TEST(dead_or_garbage_entries_dropped) {
     const std::string dir = fresh_dir();
     std::string err;
-    int64_t now = 1'800'000'000;
-    const PollerSlot::NowFn clock = [&now] { return now; };
-    // 500 hooks killed long ago left their count: it no longer slows anyone.
-    write_file(dir + "/old", "500 " + std::to_string(now - kPollShareStaleS - 1) + "\n");
-    PollerSlot a(dir + "/old", err, clock);
-    ck_assert_int_eq(a.pollers(), 1);
-    // A fresh count is kept.
-    write_file(dir + "/fresh", "40 " + std::to_string(now - 5) + "\n");
-    PollerSlot b(dir + "/fresh", err, clock);
-    ck_assert_int_eq(b.pollers(), 41);
-    now += kPollShareStaleS + 1;  // and goes stale in turn
-    ck_assert_int_eq(b.pollers(), 1);
-    for (const char *bad : {"", "x y\n", "-3 1800000000\n", "7\n", "99999999999 1800000000\n",
-                            "3 99999999999\n"}) {
-        write_file(dir + "/bad", bad);
-        PollerSlot c(dir + "/bad", err, clock);
-        ck_assert_msg(c.pollers() == 1, "content '%s'", bad);
-    }
+    // A hook killed before it unregistered: its PID is gone, and the next registration drops it.
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0) _exit(0);
+    ck_assert_int_eq(waitpid(dead, nullptr, 0), dead);
+    write_file(dir + "/killed", std::to_string(dead) + "\n" + std::to_string(dead) + "\n");
+    PollerSlot a(dir + "/killed", err);
     ck_assert_str_eq(err.c_str(), "");
+    ck_assert_int_eq(a.pollers(), 1);
+    // Only live PIDs count; lines that are no PID are skipped and dropped.
+    write_file(dir + "/mixed", "4242\n5555\nx y\n-3\n0\n99999999999\n4242\n\n");
+    const PollerSlot::AliveFn alive = [](long pid) { return pid == 4242; };
+    PollerSlot b(dir + "/mixed", err, alive);
+    ck_assert_int_eq(b.pollers(), 3);  // 4242 twice (two slots of one process) and this one
+    std::ifstream in(dir + "/mixed");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string want = "4242\n4242\n" + std::to_string(getpid()) + "\n";
+    ck_assert_str_eq(text.c_str(), want.c_str());
 }
 END_TEST
 
 START_TEST(symlink_or_foreign_file_refused) {
     const std::string dir = fresh_dir();
-    write_file(dir + "/target", "0 0\n");
+    write_file(dir + "/target", "1\n");
     ck_assert_int_eq(symlink((dir + "/target").c_str(), (dir + "/link").c_str()), 0);
     std::string err;
     PollerSlot a(dir + "/link", err);
@@ -132,14 +131,14 @@ START_TEST(symlink_or_foreign_file_refused) {
     ck_assert_int_eq(a.pollers(), 1);
     std::ifstream in(dir + "/target");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ck_assert_str_eq(text.c_str(), "0 0\n");  // the link's target was not written
+    ck_assert_str_eq(text.c_str(), "1\n");  // the link's target was not written
     ck_assert_int_eq(mkdir((dir + "/adir").c_str(), 0700), 0);
     err.clear();
     PollerSlot b(dir + "/adir", err);
     ck_assert(!err.empty());
     ck_assert_int_eq(b.pollers(), 1);
     if (geteuid() == 0) {  // a file another user owns (root runs the unit tests in CI)
-        write_file(dir + "/foreign", "0 0\n");
+        write_file(dir + "/foreign", "");
         ck_assert_int_eq(chown((dir + "/foreign").c_str(), 65534, 65534), 0);
         err.clear();
         PollerSlot c(dir + "/foreign", err);
@@ -157,7 +156,7 @@ Suite *make_suite() {
     tcase_add_test(t, interval_grows_past_the_share);
     tcase_add_test(t, count_follows_registrations);
     tcase_add_test(t, concurrent_processes_agree);
-    tcase_add_test(t, stale_or_garbage_counts_are_zero);
+    tcase_add_test(t, dead_or_garbage_entries_dropped);
     tcase_add_test(t, symlink_or_foreign_file_refused);
     suite_add_tcase(s, t);
     return s;
