@@ -34,7 +34,14 @@ wrapper=$IC_BIN/idletime-ft-hook-wrapper
 cp "$wrapper" "$wrapper.orig" || exit 1
 trap 'mv -f "$wrapper.orig" "$wrapper"' EXIT
 own_hook=$(awk '$1 == "exec" {print $2}' "$wrapper.orig")
-hooks_alive() { pgrep -f -- "idletime-ft-hook .*--log $IC_LOGD/ft-hook.log" | wc -l; }
+hooks_alive() { pgrep -f -- "--log $IC_LOGD/ft-hook.log" | wc -l; }  # either binary
+# hooks_quiet: waits up to 600 s until no hook of this cluster runs.
+hooks_quiet() {
+	local n
+	for ((n = 0; n < 600; n++)); do [ "$(hooks_alive)" = 0 ] && return 0; sleep 1; done
+	echo "mass-end: hooks of earlier job ends still running after 600 s" >&2
+	return 1
+}
 
 # me_run LABEL HOOK: fill, cancel everything at once, measure. Sets ME_GONE ME_HOOKS ME_LOADS.
 me_run() {
@@ -42,11 +49,11 @@ me_run() {
 	awk -v h="$hook" '$1 == "exec" {$2 = h} {print}' "$wrapper.orig" >"$wrapper.new" && chmod 755 "$wrapper.new" &&
 		mv -f "$wrapper.new" "$wrapper" || return 1
 	it_cleanup_jobs >/dev/null 2>&1
+	hooks_quiet || return 1
 	sc_undrain
 	rm -f "$IC_DIR"/out/scale-*.out
 	sc_fill release 0 || return 1
-	for ((n = 0; n < 600; n++)); do [ "$(hooks_alive)" = 0 ] && break; sleep 1; done  # hooks of earlier ends
-	[ "$(hooks_alive)" = 0 ] || { echo "mass-end: hooks of earlier job ends still running after 600 s" >&2; return 1; }
+	hooks_quiet || return 1
 	sdiag -r >/dev/null 2>&1
 	t0=$(rc_now)
 	# One RPC per array (scancel -n sends one per task, throttled: minutes for 2,048 tasks).
@@ -61,7 +68,11 @@ me_run() {
 	done
 	t_last=$(rc_now)
 	ME_GONE=$(rc_sub "$t_gone" "$t0") ME_HOOKS=$(rc_sub "$t_last" "$t0")
-	ME_LOADS=$(sdiag 2>/dev/null | awk '$1 == "REQUEST_JOB_INFO_SINGLE" {c = $0; sub(/.*count:/, "", c); sub(/ .*/, "", c); print c}')
+	for ((n = 0; n < 30; n++)); do  # sdiag's counts stay until the next reset; slurmctld may still be busy
+		ME_LOADS=$(sdiag 2>/dev/null | awk '$1 == "REQUEST_JOB_INFO_SINGLE" {c = $0; sub(/.*count:/, "", c); sub(/ .*/, "", c); print c}')
+		[ -z "$ME_LOADS" ] || break
+		sleep 2
+	done
 	echo "$label ($hook): $SC_GPUS jobs cancelled at once; none listed by slurmctld after $ME_GONE s, last hook exited after $ME_HOOKS s; job loads served ${ME_LOADS:-0}"
 	echo "$label: RPCs: $(sc_rpcs)"
 }

@@ -24,5 +24,16 @@ it_info "8 job ends: $passes scheduling passes queued"
 [ "$passes" -ge 1 ] || it_fail "no scheduling pass queued for 8 job ends ($(grep -E "job ($(IFS='|'; echo "${tasks[*]}")):" "$log" | tail -n3 | tr '\n' '|'))"
 [ "$passes" -le 4 ] || it_fail "$passes scheduling passes for 8 job ends within seconds (at most 4 expected: one a second)"
 it_assert_eq PENDING "$(it_job_field "$waiting" JobState)" "the waiting job's state (quota still full)"
+# Hooks that waited for COMPLETING to clear shared one poll rate (poll_share.hpp): each listed
+# its PID in the file next to the wake spool while it waited, and took it out when done.
+pollers=$IC_SPOOL/ft-hook-wake.pollers
+if [ -e "$pollers" ] || [ -L "$pollers" ]; then
+	if [ -L "$pollers" ] || [ ! -f "$pollers" ]; then it_fail "$pollers is not a regular file"; fi
+	it_assert_eq 600 "$(stat -c %a "$pollers")" "mode of $pollers"
+	ic_poll 30 bash -c "! grep -q '[0-9]' '$pollers'" >/dev/null ||
+		it_fail "hooks still listed in $pollers 30 s after the burst: $(tr '\n' ' ' <"$pollers")"
+	it_info "poll share file: $(stat -c '%s bytes' "$pollers"), no hook listed"
+fi
+! grep -q "shared poll rate:" "$log" || it_fail "a hook could not use the shared poll rate: $(grep "shared poll rate:" "$log" | tail -n1)"
 scancel "$hog" "$waiting"
 it_pass
