@@ -2,14 +2,14 @@
 # bench/reclaim/mass-end.sh: a mass end on the cluster of scale.sh (issue 14 goal 3; security.md
 # R1): every GPU of idle-a100-big runs a one-GPU idle-time job (scale.sh's fill, VICTIM=replay-job),
 # then all are cancelled at once. Every ended job gets an idletime-ft-hook that polls slurmctld
-# until its job has left COMPLETING. Run twice in the same invocation: first with the hook
-# BASE_HOOK (a build from before the change measured), then with the cluster's own hook. Prints
+# until its job has left COMPLETING. Run twice in the same invocation: with the cluster's own
+# hook, then with the hook BASE_HOOK (a build from before the change measured). Prints
 # per run the seconds until slurmctld listed none of the jobs, until the last hook of the cluster
-# exited, the job loads slurmctld served (sdiag REQUEST_JOB_INFO_SINGLE: count, mean time) and
-# all RPCs, and the ratios baseline / current.
+# exited, the job loads slurmctld served (sdiag REQUEST_JOB_INFO_SINGLE: count, mean time), the
+# RPCs of the hooks, the nodes Slurm drained under the load, and the ratios baseline / current.
 # Usage: BASE_HOOK=/path/to/idletime-ft-hook mass-end.sh
 # Env: as scale.sh (IDLETIME_CLUSTER_DIR, IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX). The
-# cluster's hook wrapper (IC_BIN/idletime-ft-hook-wrapper) is pointed at BASE_HOOK for the first
+# cluster's hook wrapper (IC_BIN/idletime-ft-hook-wrapper) is pointed at BASE_HOOK for the second
 # run and restored on exit. Takes 10-20 minutes with 2,048 GPUs.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +45,7 @@ hooks_quiet() {
 
 # me_run LABEL HOOK: fill, cancel everything at once, measure. Sets ME_GONE ME_HOOKS ME_LOADS.
 me_run() {
-	local label=$1 hook=$2 t0 t_gone="" t_last n
+	local label=$1 hook=$2 t0 t_gone="" t_last n i drained
 	awk -v h="$hook" '$1 == "exec" {$2 = h} {print}' "$wrapper.orig" >"$wrapper.new" && chmod 755 "$wrapper.new" &&
 		mv -f "$wrapper.new" "$wrapper" || return 1
 	it_cleanup_jobs >/dev/null 2>&1
@@ -59,7 +59,17 @@ me_run() {
 	# One RPC per array (scancel -n sends one per task, throttled: minutes for 2,048 tasks).
 	# shellcheck disable=SC2046 # array job ids
 	scancel $(squeue -h -r -n scale-v -o %F | sort -u) || return 1
-	for ((;;)); do
+	ME_DRAINED=0
+	for ((i = 1; ; i++)); do
+		# Nodes Slurm drained under the load ("Kill task failed", "batch job complete failure")
+		# keep their jobs COMPLETING: counted, then resumed.
+		if ((i % 20 == 0)); then
+			drained=$(sinfo -h -p idle-a100-big -R -o '%E|%N' 2>/dev/null | awk -F'|' '$1 ~ /^(Kill task failed|batch job complete f)/ {print $2}' | paste -sd,)
+			if [ -n "$drained" ]; then
+				ME_DRAINED=$((ME_DRAINED + $(scontrol show hostnames "$drained" | wc -l)))
+				scontrol update NodeName="$drained" State=RESUME 2>/dev/null
+			fi
+		fi
 		n=$(squeue -h -r -n scale-v 2>/dev/null | wc -l)
 		[ -n "$t_gone" ] || [ "$n" != 0 ] || t_gone=$(rc_now)
 		[ -z "$t_gone" ] || [ "$(hooks_alive)" != 0 ] || break
@@ -73,15 +83,16 @@ me_run() {
 		[ -z "$ME_LOADS" ] || break
 		sleep 2
 	done
-	echo "$label ($hook): $SC_GPUS jobs cancelled at once; none listed by slurmctld after $ME_GONE s, last hook exited after $ME_HOOKS s; job loads served ${ME_LOADS:-0}"
+	echo "$label ($hook): $SC_GPUS jobs cancelled at once; none listed by slurmctld after $ME_GONE s, last hook exited after $ME_HOOKS s; job loads served ${ME_LOADS:-0}; nodes drained by Slurm meanwhile $ME_DRAINED"
 	echo "$label: RPCs: $(sc_rpcs)"
 }
 
 echo "bench/reclaim/mass-end: 64 nodes, $SC_GPUS GPUs; baseline hook $BASE_HOOK, current hook $own_hook"
-me_run baseline "$BASE_HOOK" || exit 1
-b_hooks=$ME_HOOKS b_loads=${ME_LOADS:-0}
+# The current hook first: a baseline teardown can leave slurmctld and the nodes busy for minutes.
 me_run current "$own_hook" || exit 1
-awk -v bh="$b_hooks" -v ch="$ME_HOOKS" -v bl="$b_loads" -v cl="${ME_LOADS:-0}" 'BEGIN {
+c_hooks=$ME_HOOKS c_loads=${ME_LOADS:-0}
+me_run baseline "$BASE_HOOK" || exit 1
+awk -v bh="$ME_HOOKS" -v ch="$c_hooks" -v bl="${ME_LOADS:-0}" -v cl="$c_loads" 'BEGIN {
 	if (ch > 0) printf "ratio baseline/current, time until the last hook exited: %.2fx\n", bh / ch
 	if (cl > 0) printf "ratio baseline/current, job loads served: %.2fx\n", bl / cl }'
 it_cleanup_jobs >/dev/null 2>&1
