@@ -26,11 +26,12 @@ VICTIM=replay-job
 [ -x "${BASE_HOOK:-}" ] || { echo "bench/reclaim/mass-end: BASE_HOOK must name an idletime-ft-hook binary to compare with, not '${BASE_HOOK:-}'" >&2; exit 2; }
 it_begin
 rc_env || exit 1
-nodes=$(sinfo -h -p idle-a100-big -o '%D %G' 2>/dev/null)
-SC_GPUS=$(awk '{g = $2; sub(/\(.*/, "", g); n = split(g, f, ":"); print $1 * f[n]}' <<<"$nodes")
-[ "${nodes%% *}" = 64 ] || { echo "bench/reclaim/mass-end: needs the cluster of bench/reclaim/scale64x32.json or scale64.json; idle-a100-big has '${nodes:-no nodes}'" >&2; exit 2; }
+nodes=$(sinfo -h -N -p idle-a100-big -o '%N %G' 2>/dev/null | sort -u)  # one line per node, any state
+SC_GPUS=$(awk '{g = $2; sub(/\(.*/, "", g); n = split(g, f, ":"); s += f[n]} END {print s + 0}' <<<"$nodes")
+[ "$(grep -c . <<<"$nodes")" = 64 ] || { echo "bench/reclaim/mass-end: needs the cluster of bench/reclaim/scale64x32.json or scale64.json; idle-a100-big has $(grep -c . <<<"$nodes") nodes" >&2; exit 2; }
 wrapper=$IC_BIN/idletime-ft-hook-wrapper
 [ -f "$wrapper" ] || { echo "bench/reclaim/mass-end: $wrapper missing: the cluster runs no ft-hook" >&2; exit 2; }
+[ ! -e "$wrapper.orig" ] || { echo "bench/reclaim/mass-end: $wrapper.orig exists (an earlier run was killed): check which hook it runs, move it back to $wrapper, then rerun" >&2; exit 2; }
 cp "$wrapper" "$wrapper.orig" || exit 1
 trap 'mv -f "$wrapper.orig" "$wrapper"' EXIT
 own_hook=$(awk '$1 == "exec" {print $2}' "$wrapper.orig")

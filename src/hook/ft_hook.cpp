@@ -417,26 +417,32 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
 }
 
 // Polls until slurmctld reports the job out of COMPLETING or gone (every 0.25 s for the first
-// 5 s, then every second: one job load each); false after wait_s. With share_path, the pause
-// grows with the hooks polling at the same time (poll_share.hpp: a mass end).
+// 5 s, then every second: one job load each); false after wait_s, with a last poll at the
+// deadline. With share_path, the pause grows with the hooks polling at the same time, up to 5 s
+// (poll_share.hpp: a mass end); the count is read again every second.
 bool left_completing(uint32_t id, int wait_s, const std::string &share_path = "") {
+    using namespace std::chrono;
     std::string err;
-    const auto start = std::chrono::steady_clock::now();
-    const auto until = start + std::chrono::seconds(wait_s);
+    const auto start = steady_clock::now();
+    const auto until = start + seconds(wait_s);
     std::unique_ptr<hook::PollerSlot> slot;
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
         if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
-        if (std::chrono::steady_clock::now() >= until) return false;
+        const auto polled = steady_clock::now();
+        if (polled >= until) return false;
         if (!slot && !share_path.empty()) {  // registered only once a first poll did not do
             std::string why;
             slot = std::make_unique<hook::PollerSlot>(share_path, why);
             if (!why.empty()) logf("job %u: shared poll rate: %s (polling at its own rate)", id, why.c_str());
         }
-        const int n = slot ? slot->pollers() : 1;
-        const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(5);
-        std::this_thread::sleep_for(std::chrono::milliseconds(hook::shared_poll_ms(early ? 250 : 1000, n)));
+        for (int64_t w = 1; w > 0;) {
+            const auto now = steady_clock::now();
+            const auto ms = [](auto d) { return int64_t(duration_cast<milliseconds>(d).count()); };
+            w = hook::wait_before_poll_ms(ms(now - start), ms(now - polled), ms(until - now), slot ? slot->pollers() : 1);
+            if (w > 0) std::this_thread::sleep_for(milliseconds(std::min<int64_t>(w, 1000)));
+        }
     }
 }
 
@@ -458,7 +464,8 @@ bool same_run_pending(uint32_t id, uint32_t restart_cnt) {
 
 void wake_scheduler(uint32_t id, int wait_s, const std::string &wake_dir) {
     std::string err;
-    if (!left_completing(id, wait_s, wake_dir + ".pollers")) return;
+    if (!left_completing(id, wait_s, wake_dir + ".pollers"))
+        return logf("job %u: still completing after %d s: no scheduling pass queued for it", id, wait_s);
     using namespace std::chrono;
     const int64_t done_ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
     hook::PassGate gate;

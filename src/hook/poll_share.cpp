@@ -49,38 +49,53 @@ bool write_pids(int fd, const std::vector<long> &pids) {
     return ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0) == ssize_t(text.size());
 }
 
-void lock(int fd, int how) {
-    while (flock(fd, how) != 0 && errno == EINTR) {}
+// flock, waited for at most 2 s.
+bool lock(int fd, int how) {
+    for (int i = 0; i < 200; i++) {
+        if (flock(fd, how | LOCK_NB) == 0) return true;
+        if (errno != EWOULDBLOCK && errno != EINTR) return false;
+        usleep(10000);
+    }
+    return false;
 }
 
-bool process_exists(long pid) { return kill(pid_t(pid), 0) == 0 || errno != ESRCH; }
+// Every hook runs as SlurmUser: a PID that kill() may not signal is not one of them.
+bool process_exists(long pid) { return kill(pid_t(pid), 0) == 0; }
 
 }  // namespace
 
 int64_t shared_poll_ms(int64_t base_ms, int n) {
     if (n < 1) n = 1;
-    return base_ms * ((n + kPollShare - 1) / kPollShare);
+    return base_ms * ((n - 1) / kPollShare + 1);
 }
 
-PollerSlot::PollerSlot(const std::string &path, std::string &err, AliveFn alive)
-    : pid_(long(getpid())), alive_(alive ? std::move(alive) : AliveFn(process_exists)) {
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        err = path + ": " + strerror(errno);
-        return;
+int64_t wait_before_poll_ms(int64_t since_start_ms, int64_t since_poll_ms, int64_t left_ms, int n) {
+    const int64_t pause = std::min(shared_poll_ms(since_start_ms < 5000 ? 250 : 1000, n), kMaxSharedPauseMs);
+    return std::max<int64_t>(0, std::min(pause - since_poll_ms, left_ms));
+}
+
+PollerSlot::PollerSlot(const std::string &path, std::string &err, AliveFn alive) noexcept
+    : pid_(long(getpid())) {
+    try {
+        alive_ = alive ? std::move(alive) : AliveFn(process_exists);
+        const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            err = path + ": " + strerror(errno);
+            return;
+        }
+        fd_ = fd;
+        struct stat st {};
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid()) {
+            err = path + ": not a regular file with one link owned by this user";
+        } else if (!rewrite(true)) {
+            err = path + ": cannot register (locked by a stopped hook, or not writable)";
+        } else {
+            return;
+        }
+    } catch (...) {  // out of memory: no slot, this hook polls at its own rate
     }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        err = path + ": not a regular file owned by this user";
-        close(fd);
-        return;
-    }
-    fd_ = fd;
-    if (!rewrite(true)) {
-        err = path + ": cannot write: " + strerror(errno);
-        close(fd_);
-        fd_ = -1;
-    }
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
 }
 
 PollerSlot::~PollerSlot() {
@@ -91,33 +106,42 @@ PollerSlot::~PollerSlot() {
 
 // Registering (with_me): drops the PIDs of processes gone, adds this one. Leaving: removes one
 // line of this PID (a process may hold several slots).
-bool PollerSlot::rewrite(bool with_me) const {
-    lock(fd_, LOCK_EX);
-    std::vector<long> pids = read_pids(fd_);
-    if (with_me) {
-        std::map<long, bool> seen;
-        pids.erase(std::remove_if(pids.begin(), pids.end(),
-                                  [&](long p) {
-                                      auto it = seen.find(p);
-                                      if (it == seen.end()) it = seen.emplace(p, alive_(p)).first;
-                                      return !it->second;
-                                  }),
-                   pids.end());
-        pids.push_back(pid_);
-    } else {
-        auto it = std::find(pids.begin(), pids.end(), pid_);
-        if (it != pids.end()) pids.erase(it);
+bool PollerSlot::rewrite(bool with_me) const noexcept {
+    if (!lock(fd_, LOCK_EX)) return false;
+    bool ok = false;
+    try {
+        std::vector<long> pids = read_pids(fd_);
+        if (with_me) {
+            std::map<long, bool> seen;
+            pids.erase(std::remove_if(pids.begin(), pids.end(),
+                                      [&](long p) {
+                                          auto it = seen.find(p);
+                                          if (it == seen.end()) it = seen.emplace(p, alive_(p)).first;
+                                          return !it->second;
+                                      }),
+                       pids.end());
+            pids.push_back(pid_);
+        } else {
+            auto it = std::find(pids.begin(), pids.end(), pid_);
+            if (it != pids.end()) pids.erase(it);
+        }
+        ok = write_pids(fd_, pids);
+    } catch (...) {
+        ok = false;  // out of memory: the file keeps what it had
     }
-    const bool ok = write_pids(fd_, pids);
-    lock(fd_, LOCK_UN);
+    flock(fd_, LOCK_UN);
     return ok;
 }
 
-int PollerSlot::pollers() const {
-    if (fd_ < 0) return 1;
-    lock(fd_, LOCK_SH);
-    const size_t n = read_pids(fd_).size();
-    lock(fd_, LOCK_UN);
+int PollerSlot::pollers() const noexcept {
+    if (fd_ < 0 || !lock(fd_, LOCK_SH)) return 1;
+    size_t n = 0;
+    try {
+        n = read_pids(fd_).size();
+    } catch (...) {
+        n = 1;
+    }
+    flock(fd_, LOCK_UN);
     return n < 1 ? 1 : int(n);
 }
 

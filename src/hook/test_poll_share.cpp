@@ -1,11 +1,12 @@
 // Check suite: the poll rate idletime-ft-hook processes share (poll_share.hpp, security.md R1):
-// the count follows registrations, entries of killed hooks are dropped, a symlinked or
-// foreign file is refused (the hook then polls at its own rate), and many hooks together poll
-// at most kPollShare times per base interval.
+// the count follows registrations, entries of killed hooks are dropped, a symlinked, hard-linked
+// or foreign file is refused (the hook then polls at its own rate), many hooks together poll at
+// most kPollShare times per base interval, and one hook still polls every kMaxSharedPauseMs.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -41,6 +42,24 @@ START_TEST(interval_grows_past_the_share) {
         const double per_base = double(n) * 250 / double(shared_poll_ms(250, n));
         ck_assert(per_base <= kPollShare + 1e-9);
     }
+    ck_assert_int_eq(shared_poll_ms(1, INT_MAX), (INT_MAX - 1) / kPollShare + 1);  // no overflow
+}
+END_TEST
+
+START_TEST(pause_is_capped_and_ends_at_the_deadline) {
+    // Alone: 250 ms for the first 5 s of the wait, then 1 s, counted from the last poll.
+    ck_assert_int_eq(wait_before_poll_ms(0, 0, 60000, 1), 250);
+    ck_assert_int_eq(wait_before_poll_ms(100, 100, 60000, 1), 150);
+    ck_assert_int_eq(wait_before_poll_ms(6000, 0, 60000, 1), 1000);
+    ck_assert_int_eq(wait_before_poll_ms(6000, 1200, 60000, 1), 0);  // due: poll now
+    // 2,048 hooks: the shared pause would be 256 s; one hook still polls every 5 s.
+    ck_assert_int_eq(shared_poll_ms(1000, 2048), 256000);
+    ck_assert_int_eq(wait_before_poll_ms(6000, 0, 60000, 2048), kMaxSharedPauseMs);
+    // Hooks left: the next count shortens the pause of a hook already waiting.
+    ck_assert_int_eq(wait_before_poll_ms(6000, 2000, 60000, 8), 0);
+    // Never past the deadline, and a last poll at it.
+    ck_assert_int_eq(wait_before_poll_ms(58000, 0, 2000, 2048), 2000);
+    ck_assert_int_eq(wait_before_poll_ms(60000, 2000, 0, 2048), 0);
 }
 END_TEST
 
@@ -137,6 +156,16 @@ START_TEST(symlink_or_foreign_file_refused) {
     PollerSlot b(dir + "/adir", err);
     ck_assert(!err.empty());
     ck_assert_int_eq(b.pollers(), 1);
+    // A hard link to a file of this user (protected_hardlinks off, a writable spool): refused.
+    write_file(dir + "/other", "1\n");
+    ck_assert_int_eq(link((dir + "/other").c_str(), (dir + "/hard").c_str()), 0);
+    err.clear();
+    PollerSlot h(dir + "/hard", err);
+    ck_assert(!err.empty());
+    ck_assert_int_eq(h.pollers(), 1);
+    std::ifstream other(dir + "/other");
+    std::string kept((std::istreambuf_iterator<char>(other)), std::istreambuf_iterator<char>());
+    ck_assert_str_eq(kept.c_str(), "1\n");
     if (geteuid() == 0) {  // a file another user owns (root runs the unit tests in CI)
         write_file(dir + "/foreign", "");
         ck_assert_int_eq(chown((dir + "/foreign").c_str(), 65534, 65534), 0);
@@ -154,6 +183,7 @@ Suite *make_suite() {
     Suite *s = suite_create("poll_share");
     TCase *t = tcase_create("core");
     tcase_add_test(t, interval_grows_past_the_share);
+    tcase_add_test(t, pause_is_capped_and_ends_at_the_deadline);
     tcase_add_test(t, count_follows_registrations);
     tcase_add_test(t, concurrent_processes_agree);
     tcase_add_test(t, dead_or_garbage_entries_dropped);

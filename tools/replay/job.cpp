@@ -95,22 +95,29 @@ bool parse(int argc, char **argv, Args &a)
 }
 
 // Sleeps up to `seconds` (at most 1 s: the heartbeat's pace), less when fd (the notice's
-// descriptor, -1 for none) turns readable or a signal arrives. One wake-up a second, not ten:
-// thousands of idle victims on one node must leave its cores to slurmctld (issue 14).
-void pause_for(double seconds, int fd = -1)
+// descriptor, -1 for none) turns readable or a signal arrives; with `mask`, the signal mask
+// during the wait (signals blocked outside it cannot slip in between a check and the wait).
+// One wake-up a second, not ten: thousands of idle victims on one node must leave its cores to
+// slurmctld (issue 14).
+void pause_for(double seconds, int fd = -1, const sigset_t *mask = nullptr)
 {
-    int ms = int(std::clamp(seconds, 0.001, 1.0) * 1000);
+    const long ms = long(std::clamp(seconds, 0.001, 1.0) * 1000);
+    const struct timespec ts{ms / 1000, (ms % 1000) * 1000000L};
     struct pollfd p{fd, POLLIN, 0};
-    poll(&p, fd >= 0 ? 1 : 0, ms);
+    ppoll(&p, fd >= 0 ? 1 : 0, &ts, mask);
 }
 
 int run_plain(const Args &a)
 {
     std::signal(SIGTERM, on_term);
+    sigset_t term, wait_mask;  // SIGTERM only during the wait: none is missed between test and wait
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &wait_mask);
     log_event(a, "start", 0, 0);
     double t0 = now_mono(), p = 0;
     while (p < a.work && !g_term) {
-        pause_for(a.work - p);
+        pause_for(a.work - p, -1, &wait_mask);
         p = now_mono() - t0;
     }
     log_event(a, g_term ? "term" : "done", std::min(p, a.work), 0);
