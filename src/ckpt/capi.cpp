@@ -19,6 +19,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "ckpt/notice.hpp"
+#include "ckpt/publish.hpp"
 #include "ckpt/session.hpp"
 
 using idletime::ckpt::Error;
@@ -438,6 +439,20 @@ static JobNow load_job_now(uint32_t id, const std::string &job)
     return n;
 }
 
+// The final save's publish loaded the job a moment ago (publish.hpp): use what it saw when it
+// is at most kSeenMaxAgeMs old and already shows the preemption, else load. Its RUNNING is checked
+// again by slurmctld (JOB_RUNNING below), and a preempt_time once set stays until the requeue; a
+// load from before the preemption (a save that began before the notice) is not used.
+constexpr int64_t kSeenMaxAgeMs = 10000;
+
+static JobNow recent_or_load(uint32_t id, const std::string &job)
+{
+    idletime::ckpt::JobSeen seen;
+    if (!idletime::ckpt::recent_job_seen(id, kSeenMaxAgeMs, seen) || !seen.preempt_time)
+        return load_job_now(id, job);
+    return JobNow{seen.state, time_t(seen.preempt_time), time_t(seen.end_time)};
+}
+
 static bool running(const JobNow &n)
 {
     return (n.state & JOB_STATE_BASE) == JOB_RUNNING && !(n.state & JOB_COMPLETING);
@@ -499,13 +514,16 @@ int idletime_ckpt_release(idletime_ckpt_t *h)
             make_libslurm_global();
             slurm_init(nullptr);
         });
-        JobNow n = load_job_now(static_cast<uint32_t>(id), job);
+        JobNow n = recent_or_load(static_cast<uint32_t>(id), job);
         check_still_running(n, job);
         if (!n.preempt_time) {
             wait_for_time_limit(static_cast<uint32_t>(id), job, n);
             check_still_running(load_job_now(static_cast<uint32_t>(id), job), job);
         }
-        if (idletime_requeue(static_cast<uint32_t>(id), 0) != SLURM_SUCCESS)
+        // JOB_RUNNING: slurmctld requeues only a job still RUNNING when the request arrives (a
+        // scancel after the check above stays a cancel; without it Slurm requeues a job that is
+        // completing, a cancelled one included).
+        if (idletime_requeue(static_cast<uint32_t>(id), JOB_RUNNING) != SLURM_SUCCESS)
             throw Error(-ECANCELED, "release: slurm_requeue(" + job + ") refused: " +
                                         slurm_strerror(idletime_slurm_errno()));
         return 0;

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,21 @@ namespace idletime::ckpt {
 namespace {
 
 constexpr int64_t kMinInterval = 5;  // seconds between two Comment updates of one process
+
+// The last job load's view (guarded by seen_mu: release() reads it from another thread).
+std::mutex seen_mu;
+uint32_t seen_id = 0;
+JobSeen seen;
+std::chrono::steady_clock::time_point seen_at;
+
+void remember(uint32_t id, const slurm_job_info_t &j) {
+    std::lock_guard<std::mutex> g(seen_mu);
+    seen_id = id;
+    seen.state = j.job_state;
+    seen.preempt_time = j.preempt_time;
+    seen.end_time = j.end_time;
+    seen_at = std::chrono::steady_clock::now();
+}
 
 uint32_t target_job(const std::string &job_id) {
     return publish_target(job_id, std::getenv("SLURM_JOB_ID"), std::getenv("IDLETIME_CKPT_PUBLISH"),
@@ -46,6 +62,7 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
         if (info) slurm_free_job_info_msg(info);
         return false;
     }
+    remember(id, info->job_array[0]);
     const char *old = info->job_array[0].comment;
     std::string comment = idletime::sched::with_checkpoint(old ? old : "", t);
     slurm_free_job_info_msg(info);
@@ -61,6 +78,14 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
 }
 
 }  // namespace
+
+bool recent_job_seen(uint32_t id, int64_t max_age_ms, JobSeen &out) noexcept {
+    std::lock_guard<std::mutex> g(seen_mu);
+    if (!id || id != seen_id || std::chrono::steady_clock::now() - seen_at > std::chrono::milliseconds(max_age_ms))
+        return false;
+    out = seen;
+    return true;
+}
 
 uint32_t publish_target(const std::string &job_id, const char *slurm_job_id, const char *publish,
                         const char *preemptible) {

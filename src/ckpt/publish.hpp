@@ -12,6 +12,16 @@ namespace idletime::ckpt {
 // throws; a failure is logged once to stderr.
 void publish_checkpoint(const std::string &job_id, int64_t taken_at) noexcept;
 
+// What the job load of the last publish saw of job `id`: taken less than max_age_ms ago (steady
+// clock), false otherwise. release() uses it instead of loading the job once more (one RPC fewer
+// between a preempted job's save and its requeue, while slurmctld is busiest).
+struct JobSeen {
+    uint32_t state = 0;        // job_state, flags included
+    int64_t preempt_time = 0;  // when Slurm picked the job as a victim; 0 = never
+    int64_t end_time = 0;
+};
+bool recent_job_seen(uint32_t id, int64_t max_age_ms, JobSeen &out) noexcept;
+
 // The job id publish_checkpoint would update, or 0, from the values of SLURM_JOB_ID,
 // IDLETIME_CKPT_PUBLISH and IDLETIME_PREEMPTIBLE (nullptr = unset). Pure, for tests.
 uint32_t publish_target(const std::string &job_id, const char *slurm_job_id, const char *publish,
