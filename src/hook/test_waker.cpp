@@ -12,18 +12,13 @@
 
 #include "hook/waker.hpp"
 
-#include <check.h>  // last: it defines a fail() macro
+#include "testsuite/unit/check_main.hpp"  // last: check.h defines a fail() macro
 
 using namespace idletime::hook;
 
 namespace {
 
-std::string fresh_dir() {
-    char tmpl[] = "/tmp/idletime-waker-XXXXXX";
-    const char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return std::string(d) + "/spool";
-}
+std::string fresh_dir() { return unit_scratch_dir("waker") + "/spool"; }
 
 START_TEST(many_entries_one_server) {
     const std::string dir = fresh_dir();
@@ -102,9 +97,5 @@ int main() {
     tcase_add_test(t, replaced_and_garbage);
     tcase_add_test(t, unwritable_dir);
     suite_add_tcase(s, t);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return unit_run_suite(s);
 }
