@@ -185,11 +185,12 @@ std::map<std::string, std::string> env_overrides() {
 }
 
 // Sleeps between two polls that began at start: fast_ms while less than fast_for_s has passed
-// (slurmctld usually answers within seconds), slow_ms after that.
+// (slurmctld usually answers within seconds), slow_ms after that; longer when slurmctld took
+// answer_ms to answer the last poll (hook::paced_pause_ms).
 void poll_pause(std::chrono::steady_clock::time_point start, int fast_for_s, int fast_ms,
-                int slow_ms) {
+                int slow_ms, int64_t answer_ms = 0) {
     const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(fast_for_s);
-    std::this_thread::sleep_for(std::chrono::milliseconds(early ? fast_ms : slow_ms));
+    std::this_thread::sleep_for(std::chrono::milliseconds(hook::paced_pause_ms(early ? fast_ms : slow_ms, answer_ms)));
 }
 
 // Retries op until it succeeds, fails for a reason a retry cannot fix, or the deadline passes
@@ -386,7 +387,10 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
     for (int n = 0;; n++) {
         slurmjob::Job j;
         slurmjob::clear_error();
-        if (slurmjob::load(id, j, err)) {
+        const auto asked = std::chrono::steady_clock::now();
+        const bool loaded = slurmjob::load(id, j, err);
+        const auto answer = std::chrono::steady_clock::now() - asked;
+        if (loaded) {
             const hook::ResumeView v{j.pending, j.completing, j.snap.restart_cnt, j.submit_time,
                                      j.eligible_time};
             const hook::Resume r = hook::resume_step(v, run, cred, time(nullptr), why);
@@ -412,7 +416,7 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
                  id, wait_s, why.c_str());
             return;
         }
-        poll_pause(start, 10, 250, 1000);
+        poll_pause(start, 10, 250, 1000, std::chrono::duration_cast<std::chrono::milliseconds>(answer).count());
     }
 }
 
@@ -429,8 +433,10 @@ bool left_completing(uint32_t id, int wait_s, const std::string &share_path = ""
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
+        const auto asked = steady_clock::now();
         if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
         const auto polled = steady_clock::now();
+        const int64_t answer_ms = duration_cast<milliseconds>(polled - asked).count();
         if (polled >= until) return false;
         if (!slot && !share_path.empty()) {  // registered only once a first poll did not do
             std::string why;
@@ -440,7 +446,8 @@ bool left_completing(uint32_t id, int wait_s, const std::string &share_path = ""
         for (int64_t w = 1; w > 0;) {
             const auto now = steady_clock::now();
             const auto ms = [](auto d) { return int64_t(duration_cast<milliseconds>(d).count()); };
-            w = hook::wait_before_poll_ms(ms(now - start), ms(now - polled), ms(until - now), slot ? slot->pollers() : 1);
+            w = hook::wait_before_poll_ms(ms(now - start), ms(now - polled), ms(until - now),
+                                          slot ? slot->pollers() : 1, answer_ms);
             if (w > 0) std::this_thread::sleep_for(milliseconds(std::min<int64_t>(w, 1000)));
         }
     }

@@ -8,7 +8,8 @@ sbin_PROGRAMS += src/hook/idletime-ft-hook
 src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
 	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp \
 	src/hook/pass_gate.hpp src/hook/pass_gate.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp \
-	src/hook/journal.hpp src/hook/journal.cpp src/hook/poll_share.hpp src/hook/poll_share.cpp
+	src/hook/journal.hpp src/hook/journal.cpp src/hook/poll_share.hpp src/hook/poll_share.cpp \
+	src/hook/state_file.hpp src/hook/state_file.cpp
 src_hook_idletime_ft_hook_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DIDLETIME_DEFAULT_CONFIG='"$(sysconfdir)/idletime/idletime.json"' \
 	-DIDLETIME_DEFAULT_LAST_GOOD='"$(localstatedir)/lib/idletime/ft-hook-last-good.json"' \
@@ -47,20 +48,23 @@ src_hook_test_resume_LDADD = $(CHECK_LIBS)
 # The cluster-wide pass gate (security.md R1).
 check_PROGRAMS += src/hook/test_pass_gate
 TESTS += src/hook/test_pass_gate
-src_hook_test_pass_gate_SOURCES = src/hook/test_pass_gate.cpp src/hook/pass_gate.hpp src/hook/pass_gate.cpp
+src_hook_test_pass_gate_SOURCES = src/hook/test_pass_gate.cpp src/hook/pass_gate.hpp src/hook/pass_gate.cpp \
+	src/hook/state_file.hpp src/hook/state_file.cpp
 src_hook_test_pass_gate_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_pass_gate_LDADD = $(CHECK_LIBS)
 
 # The poll rate the hooks of ended jobs share (security.md R1).
 check_PROGRAMS += src/hook/test_poll_share
 TESTS += src/hook/test_poll_share
-src_hook_test_poll_share_SOURCES = src/hook/test_poll_share.cpp src/hook/poll_share.hpp src/hook/poll_share.cpp
+src_hook_test_poll_share_SOURCES = src/hook/test_poll_share.cpp src/hook/poll_share.hpp src/hook/poll_share.cpp \
+	src/hook/state_file.hpp src/hook/state_file.cpp
 src_hook_test_poll_share_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_poll_share_LDADD = $(CHECK_LIBS)
 
 # The preemptor's shared snapshot (security.md R2).
 check_PROGRAMS += src/hook/test_preemptor
 TESTS += src/hook/test_preemptor
-src_hook_test_preemptor_SOURCES = src/hook/test_preemptor.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp
+src_hook_test_preemptor_SOURCES = src/hook/test_preemptor.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp \
+	src/hook/state_file.hpp src/hook/state_file.cpp
 src_hook_test_preemptor_CXXFLAGS = $(AM_CXXFLAGS) $(CHECK_CFLAGS)
 src_hook_test_preemptor_LDADD = $(CHECK_LIBS)

@@ -1,5 +1,6 @@
 // See pass_gate.hpp.
 #include "hook/pass_gate.hpp"
+#include "hook/state_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -41,18 +42,13 @@ bool write_stamp(int fd, int64_t ms) {
 
 bool pass_gate_enter(const PassGate &g, int64_t done_ms, std::string &err) {
     const NowMsFn now = g.now_ms ? g.now_ms : NowMsFn(system_ms);
-    int fd = open(g.stamp_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        err = g.stamp_path + ": " + strerror(errno);
-        return true;
-    }
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        err = g.stamp_path + ": not a regular file owned by this user";
+    const int fd = open_state_file(g.stamp_path, err);
+    if (fd < 0) return true;
+    if (!lock_state_file(fd, LOCK_EX, kStateLockMs)) {
+        err = g.stamp_path + ": still locked after " + std::to_string(kStateLockMs) + " ms";
         close(fd);
         return true;
     }
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
     const int64_t last = read_stamp(fd);
     bool mine = true;
     if (last >= done_ms && last <= now()) {

@@ -1,5 +1,6 @@
 // See poll_share.hpp.
 #include "hook/poll_share.hpp"
+#include "hook/state_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -49,16 +50,6 @@ bool write_pids(int fd, const std::vector<long> &pids) {
     return ftruncate(fd, 0) == 0 && pwrite(fd, text.data(), text.size(), 0) == ssize_t(text.size());
 }
 
-// flock, waited for at most 2 s.
-bool lock(int fd, int how) {
-    for (int i = 0; i < 200; i++) {
-        if (flock(fd, how | LOCK_NB) == 0) return true;
-        if (errno != EWOULDBLOCK && errno != EINTR) return false;
-        usleep(10000);
-    }
-    return false;
-}
-
 // Every hook runs as SlurmUser: a PID that kill() may not signal is not one of them.
 bool process_exists(long pid) { return kill(pid_t(pid), 0) == 0; }
 
@@ -69,8 +60,15 @@ int64_t shared_poll_ms(int64_t base_ms, int n) {
     return base_ms * ((n - 1) / kPollShare + 1);
 }
 
-int64_t wait_before_poll_ms(int64_t since_start_ms, int64_t since_poll_ms, int64_t left_ms, int n) {
-    const int64_t pause = std::min(shared_poll_ms(since_start_ms < 5000 ? 250 : 1000, n), kMaxSharedPauseMs);
+int64_t paced_pause_ms(int64_t pause_ms, int64_t answer_ms) {
+    const int64_t paced = answer_ms > 0 ? std::min(answer_ms, kMaxSharedPauseMs) * kAnswerPace : 0;
+    return std::max(pause_ms, std::min(paced, kMaxSharedPauseMs));
+}
+
+int64_t wait_before_poll_ms(int64_t since_start_ms, int64_t since_poll_ms, int64_t left_ms, int n,
+                            int64_t answer_ms) {
+    const int64_t shared = std::min(shared_poll_ms(since_start_ms < 5000 ? 250 : 1000, n), kMaxSharedPauseMs);
+    const int64_t pause = paced_pause_ms(shared, answer_ms);
     return std::max<int64_t>(0, std::min(pause - since_poll_ms, left_ms));
 }
 
@@ -78,16 +76,9 @@ PollerSlot::PollerSlot(const std::string &path, std::string &err, AliveFn alive)
     : pid_(long(getpid())) {
     try {
         alive_ = alive ? std::move(alive) : AliveFn(process_exists);
-        const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            err = path + ": " + strerror(errno);
-            return;
-        }
-        fd_ = fd;
-        struct stat st {};
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid()) {
-            err = path + ": not a regular file with one link owned by this user";
-        } else if (!rewrite(true)) {
+        fd_ = open_state_file(path, err);
+        if (fd_ < 0) return;
+        if (!rewrite(true)) {
             err = path + ": cannot register (locked by a stopped hook, or not writable)";
         } else {
             return;
@@ -107,7 +98,7 @@ PollerSlot::~PollerSlot() {
 // Registering (with_me): drops the PIDs of processes gone, adds this one. Leaving: removes one
 // line of this PID (a process may hold several slots).
 bool PollerSlot::rewrite(bool with_me) const noexcept {
-    if (!lock(fd_, LOCK_EX)) return false;
+    if (!lock_state_file(fd_, LOCK_EX, kStateLockMs)) return false;
     bool ok = false;
     try {
         std::vector<long> pids = read_pids(fd_);
@@ -134,7 +125,7 @@ bool PollerSlot::rewrite(bool with_me) const noexcept {
 }
 
 int PollerSlot::pollers() const noexcept {
-    if (fd_ < 0 || !lock(fd_, LOCK_SH)) return 1;
+    if (fd_ < 0 || !lock_state_file(fd_, LOCK_SH, kStateLockMs)) return 1;
     size_t n = 0;
     try {
         n = read_pids(fd_).size();

@@ -1,5 +1,6 @@
 // See preemptor.hpp.
 #include "hook/preemptor.hpp"
+#include "hook/state_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -114,19 +115,17 @@ bool pick_preemptor(const std::vector<slurmjob::StartedJob> &jobs, uint32_t vict
 
 bool snapshot_shared(const std::string &path, int64_t max_age_ms, const ProduceFn &produce,
                      std::string &text, std::string &err) {
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    struct stat st {};
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+    int fd = open_state_file(path, err);
+    if (fd >= 0 && !lock_state_file(fd, LOCK_EX, kStateLockMs)) {
+        err = path + ": still locked after " + std::to_string(kStateLockMs) + " ms";
         close(fd);
         fd = -1;
-        errno = EPERM;
     }
     if (fd < 0) {
-        err = path + ": " + strerror(errno) + " (not shared: this hook loads the job table itself)";
+        err += " (not shared: this hook loads the job table itself)";
         std::string e2;
         return produce(text, e2) || (err += "; " + e2, false);
     }
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {}
     bool ok = read_fresh(fd, max_age_ms, text);
     if (!ok && (ok = produce(text, err))) {
         const std::string all = std::to_string(now_ms()) + "\n" + text;

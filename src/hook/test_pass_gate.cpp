@@ -1,6 +1,8 @@
 // Check suite: the cluster-wide pass gate of idletime-ft-hook (security.md R1): one pass per
 // interval, every job end still covered by a pass started after it, concurrent hooks agree,
 // a symlinked or future stamp never suppresses a pass.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,12 +19,7 @@ using namespace idletime::hook;
 
 namespace {
 
-std::string fresh_dir() {
-    char tmpl[] = "/tmp/idletime-passgate-XXXXXX";
-    const char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return d;
-}
+std::string fresh_dir() { return unit_scratch_dir("passgate"); }
 
 // A fake clock that a fake sleep advances.
 struct Clock {
@@ -85,6 +82,32 @@ START_TEST(symlink_refused) {
 }
 END_TEST
 
+// A hard link to another file of SlurmUser is refused (its content is kept), and a stamp whose
+// lock another hook holds forever (stopped) is waited for at most kStateLockMs: the pass is
+// queued anyway (before: the hard link was written through, the flock waited without end).
+START_TEST(hard_link_or_stuck_lock_never_blocks) {
+    Clock c;
+    const std::string dir = fresh_dir();
+    std::ofstream(dir + "/other") << "keep\n";
+    ck_assert_int_eq(link((dir + "/other").c_str(), (dir + "/pass").c_str()), 0);
+    std::string err;
+    ck_assert(pass_gate_enter(c.gate(dir + "/pass"), c.t, err));
+    ck_assert_msg(err.find("more than one link") != std::string::npos, "%s", err.c_str());
+    std::string got;
+    std::ifstream(dir + "/other") >> got;
+    ck_assert_str_eq(got.c_str(), "keep");
+
+    const std::string path = fresh_dir() + "/pass";
+    const int holder = open(path.c_str(), O_RDWR | O_CREAT, 0600);  // a hook stopped under its lock
+    ck_assert_int_ge(holder, 0);
+    ck_assert_int_eq(flock(holder, LOCK_EX), 0);
+    err.clear();
+    ck_assert(pass_gate_enter(c.gate(path), c.t, err));
+    ck_assert_msg(err.find("still locked") != std::string::npos, "%s", err.c_str());
+    close(holder);
+}
+END_TEST
+
 // Eight hooks whose jobs all ended before any of them looks: exactly one queues the pass.
 START_TEST(concurrent_hooks_one_pass) {
     PassGate g;
@@ -119,6 +142,7 @@ Suite *make_suite() {
     tcase_add_test(tc, coalesces_and_rate_limits);
     tcase_add_test(tc, future_or_garbage_stamp_never_suppresses);
     tcase_add_test(tc, symlink_refused);
+    tcase_add_test(tc, hard_link_or_stuck_lock_never_blocks);
     tcase_add_test(tc, concurrent_hooks_one_pass);
     suite_add_tcase(s, tc);
     return s;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -20,12 +21,7 @@ using namespace idletime::hook;
 
 namespace {
 
-std::string fresh_dir() {
-    char tmpl[] = "/tmp/idletime-pollshare-XXXXXX";
-    const char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return d;
-}
+std::string fresh_dir() { return unit_scratch_dir("pollshare"); }
 
 void write_file(const std::string &path, const std::string &text) {
     std::ofstream(path) << text;
@@ -60,6 +56,24 @@ START_TEST(pause_is_capped_and_ends_at_the_deadline) {
     // Never past the deadline, and a last poll at it.
     ck_assert_int_eq(wait_before_poll_ms(58000, 0, 2000, 2048), 2000);
     ck_assert_int_eq(wait_before_poll_ms(60000, 2000, 0, 2048), 0);
+}
+END_TEST
+
+// A busy slurmctld slows each hook down: at least 4x its last answer time, capped, never below
+// the shared pause, never past the deadline; quick answers change nothing.
+START_TEST(pause_follows_the_answer_time) {
+    ck_assert_int_eq(paced_pause_ms(250, 0), 250);
+    ck_assert_int_eq(paced_pause_ms(250, 50), 250);     // 200 ms < 250: unchanged
+    ck_assert_int_eq(paced_pause_ms(250, 115), 460);    // sdiag's mean in the N=64 round
+    ck_assert_int_eq(paced_pause_ms(1000, 600), 2400);
+    ck_assert_int_eq(paced_pause_ms(250, 3000), kMaxSharedPauseMs);
+    ck_assert_int_eq(paced_pause_ms(250, INT64_MAX / 2), kMaxSharedPauseMs);  // no overflow
+    ck_assert_int_eq(paced_pause_ms(250, -5), 250);
+    ck_assert_int_eq(wait_before_poll_ms(0, 0, 60000, 1, 115), 460);
+    ck_assert_int_eq(wait_before_poll_ms(0, 0, 60000, 1, 10), 250);
+    ck_assert_int_eq(wait_before_poll_ms(0, 460, 60000, 1, 115), 0);   // due
+    ck_assert_int_eq(wait_before_poll_ms(0, 0, 300, 1, 1000), 300);    // the deadline first
+    ck_assert_int_eq(wait_before_poll_ms(6000, 0, 60000, 64, 200), kMaxSharedPauseMs);  // shared cap wins
 }
 END_TEST
 
@@ -184,6 +198,7 @@ Suite *make_suite() {
     TCase *t = tcase_create("core");
     tcase_add_test(t, interval_grows_past_the_share);
     tcase_add_test(t, pause_is_capped_and_ends_at_the_deadline);
+    tcase_add_test(t, pause_follows_the_answer_time);
     tcase_add_test(t, count_follows_registrations);
     tcase_add_test(t, concurrent_processes_agree);
     tcase_add_test(t, dead_or_garbage_entries_dropped);

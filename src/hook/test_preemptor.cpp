@@ -2,6 +2,7 @@
 // the pick, the snapshot's encoding (damaged text refused whole), and one job-table load per
 // interval for all concurrent hooks.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,12 +20,7 @@ using slurmjob::StartedJob;
 
 namespace {
 
-std::string fresh_dir() {
-    char tmpl[] = "/tmp/idletime-preemptor-XXXXXX";
-    const char *d = mkdtemp(tmpl);
-    ck_assert_ptr_nonnull(d);
-    return d;
-}
+std::string fresh_dir() { return unit_scratch_dir("preemptor"); }
 
 const std::vector<StartedJob> kJobs = {
     {10, 1000, "team-a", {"a100-1"}},            // before the notice
@@ -103,6 +99,38 @@ START_TEST(symlinked_snapshot_not_followed) {
 }
 END_TEST
 
+// A hard-linked snapshot (another file of SlurmUser) is neither read nor written, and one whose
+// lock a stopped hook holds is waited for at most kStateLockMs: either way this hook loads the
+// job table itself (before: the link was written through, the flock waited without end).
+START_TEST(hard_link_or_stuck_lock_loads_itself) {
+    const hook::ProduceFn produce = [](std::string &t, std::string &) {
+        t = "9 9 q n\n";
+        return true;
+    };
+    const std::string dir = fresh_dir();
+    std::ofstream(dir + "/other") << "keep\n";
+    ck_assert_int_eq(link((dir + "/other").c_str(), (dir + "/started").c_str()), 0);
+    std::string text, err;
+    ck_assert(hook::snapshot_shared(dir + "/started", 60000, produce, text, err));
+    ck_assert_str_eq(text.c_str(), "9 9 q n\n");
+    ck_assert_msg(err.find("more than one link") != std::string::npos, "%s", err.c_str());
+    std::string got;
+    std::ifstream(dir + "/other") >> got;
+    ck_assert_str_eq(got.c_str(), "keep");
+
+    const std::string path = fresh_dir() + "/started";
+    const int holder = open(path.c_str(), O_RDWR | O_CREAT, 0600);
+    ck_assert_int_ge(holder, 0);
+    ck_assert_int_eq(flock(holder, LOCK_EX), 0);
+    text.clear();
+    err.clear();
+    ck_assert(hook::snapshot_shared(path, 60000, produce, text, err));
+    ck_assert_str_eq(text.c_str(), "9 9 q n\n");
+    ck_assert_msg(err.find("still locked") != std::string::npos, "%s", err.c_str());
+    close(holder);
+}
+END_TEST
+
 // Eight victims' hooks look at once: the job table is loaded once.
 START_TEST(concurrent_hooks_load_once) {
     const std::string dir = fresh_dir();
@@ -144,6 +172,7 @@ Suite *make_suite() {
     tcase_add_test(tc, encoding_round_trip_and_damage);
     tcase_add_test(tc, snapshot_reused_while_fresh);
     tcase_add_test(tc, symlinked_snapshot_not_followed);
+    tcase_add_test(tc, hard_link_or_stuck_lock_loads_itself);
     tcase_add_test(tc, concurrent_hooks_load_once);
     suite_add_tcase(s, tc);
     return s;
