@@ -88,11 +88,12 @@ sc_sdiag() {
 
 # sc_rpcs: the RPCs slurmctld served since the last `sdiag -r` that idletime-ft-hook and the
 # checkpoint library send (job loads, the federation lookup libslurm adds to a load without
-# SHOW_LOCAL, updates, requeues), with their mean time in slurmctld.
+# SHOW_LOCAL, updates, requeues) and those that end a victim's run (slurmstepd's batch script
+# and step completions, slurmd's epilog completion), with their mean time in slurmctld.
 sc_rpcs() {
 	sdiag 2>/dev/null | awk '
 		/^Remote Procedure Call statistics by message type/ { s = 1; next } /^Remote Procedure Call statistics by user/ { s = 0 }
-		s && $1 ~ /^(REQUEST_FED_INFO|REQUEST_JOB_INFO_SINGLE|REQUEST_JOB_INFO|REQUEST_UPDATE_JOB|REQUEST_JOB_REQUEUE|REQUEST_SUBMIT_BATCH_JOB)$/ {
+		s && $1 ~ /^(REQUEST_FED_INFO|REQUEST_JOB_INFO_SINGLE|REQUEST_JOB_INFO|REQUEST_UPDATE_JOB|REQUEST_JOB_REQUEUE|REQUEST_SUBMIT_BATCH_JOB|REQUEST_COMPLETE_BATCH_SCRIPT|REQUEST_STEP_COMPLETE|MESSAGE_EPILOG_COMPLETE)$/ {
 			c = $0; sub(/.*count:/, "", c); sub(/ .*/, "", c); a = $0; sub(/.*ave_time:/, "", a); sub(/ .*/, "", a)
 			printf "%s %s (mean %.1f ms); ", $1, c, a / 1000 }'
 }
@@ -250,13 +251,15 @@ sc_plugin_time() {
 sc_owners_gone() { [ -z "$(squeue -h -j "${SC_OWNERS// /,}" 2>/dev/null)" ]; }
 
 # sc_undrain: cancelling 512 running jobs at once (between rounds) can starve their slurmstepd
-# past UnkillableStepTimeout on 2 cores; slurmd then drains the node "Kill task failed" and the
+# past UnkillableStepTimeout on 2 cores, or their batch completion RPC past its retries; slurmd
+# then drains the node "Kill task failed" ("batch job complete failure") and the
 # next round would wait for it forever. Resumes those nodes of a100-big, with a line saying so.
 sc_undrain() {
 	local nodes
-	nodes=$(sinfo -h -p idle-a100-big -R -o '%E|%N' 2>/dev/null | awk -F'|' '$1 == "Kill task failed" {print $2}' | paste -sd,)
+	nodes=$(sinfo -h -p idle-a100-big -R -o '%E|%N' 2>/dev/null |
+		awk -F'|' '$1 == "Kill task failed" || $1 == "batch job complete failure" {print $2}' | paste -sd,)
 	[ -n "$nodes" ] || return 0
-	echo "bench/reclaim/scale: resuming nodes drained by Slurm ('Kill task failed' after the mass cancel between rounds): $nodes"
+	echo "bench/reclaim/scale: resuming nodes drained by Slurm ('Kill task failed' or 'batch job complete failure' after the mass cancel between rounds): $nodes"
 	scontrol update NodeName="$nodes" State=RESUME
 }
 
