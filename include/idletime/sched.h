@@ -87,6 +87,12 @@ uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id);
  * preemptable() noted last. RET that preemptor's job id when it runs in a quota partition and
  * victim_id is one of its candidates, else 0. */
 uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim_id);
+/* The new SystemComment of a victim Slurm picked for guaranteed job `owner` at time `at`: old
+ * (NULL = none) without earlier idletime notes, plus the line "idletime: preempted at <at> for job
+ * <owner>", read by idletime-ft-hook to name the preemptor (src/core/victim_note.hpp). RET its
+ * length, written into buf with its NUL; 0 (buf untouched): owner 0, old too long, or buf too
+ * small. */
+size_t idletime_sched_victim_note(const char *old, uint32_t owner, int64_t at, char *buf, size_t len);
 /* victim_id joins job_id's hold. RET 1: job_id is held from now until `until`; 0: it was held
  * already (deadline moved to the later one); -1: not held (too many holds, out of memory, id 0). */
 int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until,

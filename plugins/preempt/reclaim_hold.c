@@ -84,6 +84,19 @@ static bitstr_t *grown(job_record_t *owner, job_record_t *victim)
 	return u;
 }
 
+/* Leaves slurmctld's word on whom the victim was preempted for in its SystemComment, which only
+ * slurmctld writes: idletime-ft-hook names the preemptor from it (two owners of different quotas
+ * on one node made its own guess ambiguous). */
+static void note_owner(job_record_t *victim, uint32_t owner_id, time_t now)
+{
+	char buf[1024];
+
+	if (!idletime_sched_victim_note(victim->system_comment, owner_id, (int64_t) now, buf, sizeof(buf)))
+		return;
+	xfree(victim->system_comment);
+	victim->system_comment = xstrdup(buf);
+}
+
 void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_t grace, time_t now)
 {
 	uint32_t id = idletime_sched_victim_picked(sched, victim->job_id);
@@ -94,6 +107,7 @@ void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_
 
 	if (!owner || !IS_JOB_PENDING(owner))
 		return;
+	note_owner(victim, id, now);
 	if (!may_hold(owner, victim) || !(u = grown(owner, victim))) {
 		end_hold(sched, owner, idletime_sched_hold_keep(sched, id, 1, owner->restart_cnt, 1, now) ?
 				       "has a victim its hold cannot cover" : NULL);

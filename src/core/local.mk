@@ -9,7 +9,8 @@ src_core_libidlecore_la_SOURCES = \
 	src/core/json_reader.cpp src/core/json_reader.hpp src/core/log_text.hpp \
 	src/core/render.cpp src/core/render.hpp \
 	src/core/resolve.cpp src/core/resolve.hpp \
-	src/core/signals.cpp src/core/signals.hpp
+	src/core/signals.cpp src/core/signals.hpp \
+	src/core/victim_note.cpp src/core/victim_note.hpp
 src_core_libidlecore_la_CXXFLAGS = $(AM_CXXFLAGS) $(JSONC_CFLAGS)
 src_core_libidlecore_la_LIBADD = $(JSONC_LIBS)
 

@@ -1,8 +1,6 @@
 // idletime-ft-hook: EpilogSlurmctld program. Judges the run that just ended with the ft core
 // and applies the plan: store counters and reasons in the job's AdminComment, requeue with a
 // begin time (backoff), or leave the job failed. See doc/design/fault-tolerance.md.
-#include <fcntl.h>
-#include <getopt.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -30,21 +28,14 @@
 #include "hook/pass_gate.hpp"
 #include "hook/preemptor.hpp"
 #include "hook/journal.hpp"
+#include "hook/hook_cli.hpp"
 #include "hook/poll_share.hpp"
-
-#ifndef IDLETIME_DEFAULT_CONFIG
-#define IDLETIME_DEFAULT_CONFIG "/etc/idletime/idletime.json"
-#endif
-#ifndef IDLETIME_DEFAULT_WAKE_DIR
-#define IDLETIME_DEFAULT_WAKE_DIR "/var/lib/idletime/ft-hook-wake"
-#endif
-#ifndef IDLETIME_DEFAULT_LAST_GOOD
-#define IDLETIME_DEFAULT_LAST_GOOD "/var/lib/idletime/ft-hook-last-good.json"
-#endif
 
 namespace {
 
 using namespace idletime;
+using hook::Options;
+using hook::kProg;
 
 FILE *g_log = nullptr;  // --log file, else syslog
 
@@ -65,27 +56,7 @@ void logf(const char *fmt, ...) {
     }
 }
 
-struct Options {
-    std::string config = IDLETIME_DEFAULT_CONFIG;
-    std::string log;
-    std::string last_good = IDLETIME_DEFAULT_LAST_GOOD;  // "" = no cache
-    std::string wake_dir;  // "" = next to last_good (see wake_spool())
-    uint32_t job_id = 0;
-    bool foreground = false;
-    bool recover = false;  // --recover: finish the work of hooks that were stopped, then exit
-    int wait_s = 300;  // how long to keep trying while slurmctld is busy or restarting
-    int snapshot_s = 5;  // foreground: how long to try to load the job before detaching
-    int accounting_s = 20;  // the job's end record reaches slurmdbd within seconds
-};
 
-bool parse_u32(const char *s, uint32_t &out) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || v == 0 || v > 0xfffffffeUL || s[0] == '-') return false;
-    out = uint32_t(v);
-    return true;
-}
 
 bool read_text(const std::string &path, std::string &out) {
     std::ifstream in(path);
@@ -341,7 +312,8 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, const std::string
         err = snapshot + ": malformed";
         return false;
     }
-    return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, who);
+    return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time,
+                                job.snap.noted_preemptor, who);
 }
 
 void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std::string &snapshot,
@@ -577,7 +549,7 @@ void journal_start(const Options &o, const slurmjob::Job &job, bool have, hook::
     e.job = o.job_id;
     const char *rc = getenv("SLURM_JOB_RESTART_COUNT");
     uint32_t env_run = 0;
-    e.restart_cnt = have ? job.snap.restart_cnt : rc && parse_u32(rc, env_run) ? env_run : 0;
+    e.restart_cnt = have ? job.snap.restart_cnt : rc && hook::parse_u32(rc, env_run) ? env_run : 0;
     e.written = time(nullptr);
     e.snapshot = have;
     e.requeued = have && job.snap.requeued;
@@ -652,95 +624,14 @@ size_t recover_orphans(const Options &o, size_t max) {
         });
 }
 
-const char *kUsage =
-    "Usage: idletime-ft-hook [--config FILE] [--last-good FILE] [--wake-dir DIR] [--log FILE] [--job ID]\n"
-    "       [--foreground]\n"
-    "       idletime-ft-hook --recover [--config FILE] [--last-good FILE] [--wake-dir DIR] [--log FILE]\n"
-    "  EpilogSlurmctld program; the job id defaults to $SLURM_JOB_ID.\n"
-    "  --last-good: copy of the last config that loaded (default " IDLETIME_DEFAULT_LAST_GOOD ";\n"
-    "  \"\" = none), used while the config is unreadable or invalid.\n"
-    "  --wake-dir: spool of backoff wake-ups, served by one hook process at a time\n"
-    "  (default: ft-hook-wake next to --last-good).\n"
-    "  --recover: finish the work of hooks that were stopped mid-way (their entries in the\n"
-    "  journal DIR.jobs next to --wake-dir; every hook also does it after its own job), then exit.\n"
-    "  --help, --version\n"
-    "Exit status: 0 done (or detached), 1 failure, 2 bad input.\n";
 
-constexpr const char *kProg = "idletime-ft-hook";
 
-bool parse_args(int argc, char **argv, Options &o) {
-    static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
-                                      {"log", required_argument, nullptr, 'l'},
-                                      {"last-good", required_argument, nullptr, 'g'},
-                                      {"wake-dir", required_argument, nullptr, 'w'},
-                                      {"job", required_argument, nullptr, 'j'},
-                                      {"foreground", no_argument, nullptr, 'f'},
-                                      {"recover", no_argument, nullptr, 'r'},
-                                      {"help", no_argument, nullptr, 'h'},
-                                      {"version", no_argument, nullptr, 'V'},
-                                      {nullptr, 0, nullptr, 0}};
-    int c;
-    const char *job = getenv("SLURM_JOB_ID");
-    bool job_given = false;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:l:g:w:j:fh", longopts, nullptr)) != -1) {
-        switch (c) {
-        case 'c': o.config = optarg; break;
-        case 'l': o.log = optarg; break;
-        case 'g': o.last_good = optarg; break;
-        case 'w': o.wake_dir = optarg; break;
-        case 'j': job = optarg; job_given = true; break;
-        case 'f': o.foreground = true; break;
-        case 'r': o.recover = true; break;
-        case 'h': exit(cmdline::help(kUsage));
-        case 'V': exit(cmdline::version(kProg));
-        case ':':
-            fprintf(stderr, "%s: option \"%s\" needs a value (usage: %s)\n", kProg, argv[optind - 1],
-                    cmdline::synopsis(kUsage).c_str());
-            return false;
-        default: cmdline::unknown_option(kProg, argv[optind - 1], kUsage); return false;
-        }
-    }
-    if (optind != argc) {
-        fprintf(stderr, "%s: unexpected argument \"%s\" (usage: %s)\n", kProg, argv[optind],
-                cmdline::synopsis(kUsage).c_str());
-        return false;
-    }
-    if (o.recover && (job_given || o.foreground)) {
-        fprintf(stderr, "%s: --recover works on the journal, not on one job: --job and --foreground "
-                        "are not allowed with it\n", kProg);
-        return false;
-    }
-    if (o.recover) return true;  // no job of its own
-    if (!job || !parse_u32(job, o.job_id)) {
-        fprintf(stderr, "idletime/ft-hook: invalid job id \"%s\" (allowed: --job or $SLURM_JOB_ID, "
-                        "a positive number)\n", job ? job : "");
-        return false;
-    }
-    return true;
-}
-
-// EpilogSlurmctld must return quickly: the requeue can only happen after it has returned.
-void detach() {
-    pid_t pid = fork();
-    if (pid < 0) return;  // run in the foreground then
-    if (pid > 0) _exit(0);
-    setsid();
-    if (fork() > 0) _exit(0);
-    int fd = open("/dev/null", O_RDWR);
-    if (fd >= 0) {
-        dup2(fd, 0);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        if (fd > 2) close(fd);
-    }
-}
 
 }  // namespace
 
 int main(int argc, char **argv) {
     Options o;
-    if (!parse_args(argc, argv, o)) return cmdline::kExitUsage;
+    if (!hook::parse_args(argc, argv, o)) return cmdline::kExitUsage;
     if (!o.log.empty()) g_log = fopen(o.log.c_str(), "a");
     if (!g_log) openlog("idletime-ft-hook", LOG_PID, LOG_DAEMON);
     // slurm_init() exits the process (Slurm's fatal()) when it cannot read slurm.conf: say why
@@ -780,7 +671,7 @@ int main(int argc, char **argv) {
         const bool have = snapshot(o.job_id, o.snapshot_s, job);
         if (!o.foreground) {
             journal_start(o, job, have, entry);
-            detach();
+            hook::detach();
         }
         if (!have && !snapshot(o.job_id, o.wait_s, job)) return 1;
         job.snap.env_overrides = env_overrides();

@@ -5,7 +5,7 @@ src_hook_libidleslurmjob_la_SOURCES = src/hook/slurm_job.hpp src/hook/slurm_job.
 src_hook_libidleslurmjob_la_LIBADD = src/ft/libidleft.la $(SLURM_LIBS)
 
 sbin_PROGRAMS += src/hook/idletime-ft-hook
-src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/retention.cpp src/hook/retention.hpp \
+src_hook_idletime_ft_hook_SOURCES = src/hook/ft_hook.cpp src/hook/hook_cli.hpp src/hook/hook_cli.cpp src/hook/retention.cpp src/hook/retention.hpp \
 	src/hook/waker.hpp src/hook/waker.cpp src/hook/resume.hpp src/hook/resume.cpp \
 	src/hook/pass_gate.hpp src/hook/pass_gate.cpp src/hook/preemptor.hpp src/hook/preemptor.cpp \
 	src/hook/journal.hpp src/hook/journal.cpp src/hook/poll_share.hpp src/hook/poll_share.cpp \

@@ -98,11 +98,15 @@ bool started_jobs_decode(const std::string &text, std::vector<slurmjob::StartedJ
 }
 
 bool pick_preemptor(const std::vector<slurmjob::StartedJob> &jobs, uint32_t victim,
-                    const std::vector<std::string> &nodes, int64_t preempt_time,
+                    const std::vector<std::string> &nodes, int64_t preempt_time, uint32_t noted,
                     slurmjob::StartedJob &out) {
     const slurmjob::StartedJob *best = nullptr;
     for (const auto &j : jobs) {
-        if (j.job_id == victim || j.start_time + 1 < preempt_time) continue;
+        if (noted && j.job_id == noted && noted != victim) {
+            out = j;
+            return true;
+        }
+        if (noted || j.job_id == victim || j.start_time + 1 < preempt_time) continue;
         if (best && j.start_time >= best->start_time) continue;
         bool shares = false;
         for (const auto &h : j.nodes)

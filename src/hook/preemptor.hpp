@@ -21,10 +21,12 @@ constexpr int64_t kPreemptorSnapshotMs = 1000;
 std::string started_jobs_encode(const std::vector<slurmjob::StartedJob> &jobs);
 bool started_jobs_decode(const std::string &text, std::vector<slurmjob::StartedJob> &out);
 
-// Of jobs other than victim, the first that started at or after preempt_time (1 s resolution)
-// on one of nodes. False when none has.
+// The job that preempted victim. With noted (the job slurmctld recorded picking it for, from
+// its SystemComment: victim_note.hpp): that job once it has started, else false. Without: of jobs
+// other than victim, the first that started at or after preempt_time (1 s resolution) on one of
+// nodes (ambiguous when two owners started on one node); false when none has.
 bool pick_preemptor(const std::vector<slurmjob::StartedJob> &jobs, uint32_t victim,
-                    const std::vector<std::string> &nodes, int64_t preempt_time,
+                    const std::vector<std::string> &nodes, int64_t preempt_time, uint32_t noted,
                     slurmjob::StartedJob &out);
 
 // The snapshot in path if it is younger than max_age_ms, else produce()'s, stored there for the

@@ -32,13 +32,27 @@ const std::vector<StartedJob> kJobs = {
 
 START_TEST(picks_first_start_after_notice_on_shared_node) {
     StartedJob who;
-    ck_assert(hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1100, who));
+    ck_assert(hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1100, 0, who));
     ck_assert_uint_eq(who.job_id, 13);
     ck_assert_str_eq(who.quota.c_str(), "team-a");
-    ck_assert(hook::pick_preemptor(kJobs, 7, {"a100-1"}, 1101, who));  // 1 s resolution
+    ck_assert(hook::pick_preemptor(kJobs, 7, {"a100-1"}, 1101, 0, who));  // 1 s resolution
     ck_assert_uint_eq(who.job_id, 12);
-    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-4"}, 900, who));
-    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1200, who));
+    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-4"}, 900, 0, who));
+    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1200, 0, who));
+}
+END_TEST
+
+// Two owners started on one node after the notice (two one-GPU owners of different quotas on an
+// 8-GPU node): the guess takes the earlier; slurmctld's note names the one it picked the victim for.
+START_TEST(note_names_the_owner_of_two_on_one_node) {
+    StartedJob who;
+    ck_assert(hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1100, 12, who));
+    ck_assert_uint_eq(who.job_id, 12);
+    ck_assert_str_eq(who.quota.c_str(), "team-b");
+    // The noted owner has not started yet: no guess meanwhile, the hook looks again.
+    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1100, 99, who));
+    // A note naming the victim itself names nobody.
+    ck_assert(!hook::pick_preemptor(kJobs, 7, {"a100-1", "a100-2"}, 1100, 7, who));
 }
 END_TEST
 
@@ -169,6 +183,7 @@ Suite *make_suite() {
     Suite *s = suite_create("preemptor");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, picks_first_start_after_notice_on_shared_node);
+    tcase_add_test(tc, note_names_the_owner_of_two_on_one_node);
     tcase_add_test(tc, encoding_round_trip_and_damage);
     tcase_add_test(tc, snapshot_reused_while_fresh);
     tcase_add_test(tc, symlinked_snapshot_not_followed);

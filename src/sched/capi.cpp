@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "idletime/sched.h"
+#include "core/victim_note.hpp"
 #include "sched/policy.hpp"
 
 using idletime::sched::JobView;
@@ -191,6 +192,18 @@ uint32_t idletime_sched_victim_rank(idletime_sched_t *s, uint32_t job_id) {
 uint32_t idletime_sched_victim_picked(const idletime_sched_t *s, uint32_t victim_id) {
     if (!s || !s->batch_guaranteed) return 0;
     return s->victims.preemptor_of(victim_id);
+}
+
+size_t idletime_sched_victim_note(const char *old, uint32_t owner, int64_t at, char *buf, size_t len) {
+    try {
+        std::string note;
+        if (!buf || !idletime::victim_note_replace(old ? old : "", owner, at, note) || note.size() >= len)
+            return 0;
+        std::memcpy(buf, note.c_str(), note.size() + 1);
+        return note.size();
+    } catch (...) {
+        return 0;  // out of memory: no note, the hook names the preemptor from the node it took
+    }
 }
 
 int idletime_sched_hold_begin(idletime_sched_t *s, uint32_t job_id, uint32_t restarts, int64_t until,

@@ -13,7 +13,9 @@
 #      a 2-node job: BadConstraints, never started); the owner runs on one node;
 #  (f) a held node that is drained ends the hold while its victim is still in GraceTime: the owner
 #      runs where capacity frees instead of waiting for the victim to leave (a drained node is up,
-#      so a hold that checked only for down nodes kept the owner pinned to it for 70 s or more).
+#      so a hold that checked only for down nodes kept the owner pinned to it for 70 s or more);
+#  (g) two one-GPU owners of different quotas on one node: each victim's record names its own
+#      owner (slurmctld's note in its SystemComment), which a user cannot forge.
 # cluster-args: --config etc/idletime.json --extra-conf testsuite/cluster/preempt-idletime.conf
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -143,4 +145,40 @@ it_info "owner started $(rc_sub "$(rc_word "$(rc_out many-o "$o")" started)" "$t
 it_cleanup_jobs || it_fail "jobs left after round 4"
 scontrol update nodename=a100-1 state=resume || it_fail "resume a100-1"
 drained=
+
+# (g) two one-GPU owners of different quotas reclaim on one node (a100-2 is full of guaranteed
+# jobs): each victim's record names the owner slurmctld picked it for (preempt/idletime's note in
+# the victim's SystemComment), not the first owner that started on the node (before: one of the
+# two named the other team); and a user cannot write that note.
+hooklog=$IC_LOGD/ft-hook.log
+for spec in "alice team-a 3" "bob team-b 1"; do
+	read -r u q n <<<"$spec"
+	g=$(it_submit "$u" -J many-g --quota="$q" -w a100-2 --gres=gpu:a100:"$n" "$RC_JOBS/owner.sh" 600) ||
+		it_fail "$u's filler sbatch failed"
+	it_wait_state "$g" RUNNING 60 || it_fail "$u's filler $g never ran (Reason=$(it_job_field "$g" Reason))"
+done
+fill a100-1
+h=$(wc -l <"$hooklog")
+oa=$(it_submit alice -J many-o --quota=team-a --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 600) || it_fail "alice's sbatch failed"
+ob=$(it_submit bob -J many-o --quota=team-b --gres=gpu:a100:1 "$RC_JOBS/owner.sh" 600) || it_fail "bob's sbatch failed"
+for pair in "$oa team-a" "$ob team-b"; do
+	read -r o q <<<"$pair"
+	rc_wait_line "$(rc_out many-o "$o")" '^started ' 120 || it_fail "owner $o never started (Reason=$(it_job_field "$o" Reason))"
+	mine=()
+	for v in "${vic[@]}"; do
+		scontrol show job -o "$v" | grep -Eq "SystemComment=idletime: preempted at [0-9]+ for job $o( |$)" && mine+=("$v")
+	done
+	it_assert_eq 1 "${#mine[@]}" "victims whose SystemComment names owner $o"
+	v=${mine[0]}
+	named() { tail -n +"$((h + 1))" "$hooklog" | grep -q "job $v: reclaimed by quota $q (job $o)"; }
+	ic_poll 60 named || it_fail "victim $v's record does not name owner $o of $q: $(tail -n +"$((h + 1))" "$hooklog" | grep "job $v: reclaimed" | tr '\n' '|')"
+	# Hostile: the note is slurmctld's alone; carol (the victim's user) cannot rewrite it.
+	forged="idletime: preempted at $(date +%s) for job 1"
+	runuser -u carol -- env SLURM_CONF="$SLURM_CONF" scontrol update jobid="$v" SystemComment="$forged" >/dev/null 2>&1 &&
+		it_fail "carol could update SystemComment of her job $v"
+	scontrol show job -o "$v" | grep -q "SystemComment=idletime: preempted at [0-9]* for job $o" ||
+		it_fail "victim $v's note changed after carol's update: $(scontrol show job -o "$v" | grep -o 'SystemComment=.*')"
+done
+it_info "owners $oa (team-a) and $ob (team-b) on a100-1: each victim's record names its own owner"
+it_cleanup_jobs || it_fail "jobs left after round 5"
 it_pass

@@ -151,6 +151,21 @@ END_TEST
 
 }  // namespace
 
+// The SystemComment preempt/idletime writes for a victim: whole or not at all, never past buf.
+START_TEST(victim_note_capi) {
+    char buf[128];
+    ck_assert_uint_eq(idletime_sched_victim_note(nullptr, 42, 1000, buf, sizeof buf), 38);
+    ck_assert_str_eq(buf, "idletime: preempted at 1000 for job 42");
+    ck_assert_uint_gt(idletime_sched_victim_note("bb: ok\nidletime: preempted at 9 for job 7", 42, 1000, buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "bb: ok\nidletime: preempted at 1000 for job 42");
+    char small[16] = "untouched";
+    ck_assert_uint_eq(idletime_sched_victim_note(nullptr, 42, 1000, small, sizeof small), 0);
+    ck_assert_str_eq(small, "untouched");
+    ck_assert_uint_eq(idletime_sched_victim_note(nullptr, 0, 1000, buf, sizeof buf), 0);
+    ck_assert_uint_eq(idletime_sched_victim_note(nullptr, 42, 1000, nullptr, 0), 0);
+}
+END_TEST
+
 Suite *capi_suite() {
     Suite *s = suite_create("sched-capi");
     TCase *t = tcase_create("capi");
@@ -160,6 +175,7 @@ Suite *capi_suite() {
     tcase_add_test(t, pass_wanted_for_a_new_owner);
     tcase_add_test(t, site_factor_capi);
     tcase_add_test(t, null_safety);
+    tcase_add_test(t, victim_note_capi);
     suite_add_tcase(s, t);
     return s;
 }
