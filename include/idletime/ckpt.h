@@ -198,15 +198,15 @@ int idletime_ckpt_progress(idletime_ckpt_t *h, uint64_t step);
 /* ---- Fast release ----
  * Waits for the in-flight save, and if it (and every earlier one) succeeded, asks Slurm to
  * requeue our own job now (slurm_requeue(job_id, JOB_RUNNING): slurmctld requeues it only if it
- * is still RUNNING when the request arrives) so the preempting job need not wait for the grace
+ * is still RUNNING, or suspended, when the request arrives) so the preempting job need not wait for the grace
  * period. Call it only after a preemption notice: a job that finished its work should just
  * exit. On success Slurm will terminate this job shortly; exit. Errors: -EINVAL (no job id or a
  * non-numeric one; checked first, Slurm is not contacted), a failed save's error (nothing is
  * requeued), -ECANCELED (Slurm refused, or the job is no longer RUNNING: scancel also sends the
  * SIGTERM that raises the notice, and a job being cancelled is not requeued; the message says
  * which; a scancel that reaches slurmctld after that check returns 0 and is not requeued either).
- * Slurm is asked about the job once: the final save's checkpoint-time update already loaded it
- * (when that was at most 10 s ago), so a release costs one RPC, the requeue.
+ * The final save's checkpoint-time update already loaded the job: when that load is at most 10 s
+ * old and shows the preemption, release() uses it and costs one RPC, the requeue.
  * Time limit: the notice signal is also Slurm's warning before the job's time limit. release()
  * requeues only a job Slurm has picked as a preemption victim (its preempt_time is set). When
  * Slurm records no preemption and the time limit is near, release() does not requeue: it waits

@@ -18,9 +18,11 @@ constexpr size_t kVictimNoteMaxOld = 900;
 // Returns false (out untouched) when owner is 0 or the remaining text is over kVictimNoteMaxOld.
 bool victim_note_replace(const std::string &old, uint32_t owner, int64_t at, std::string &out);
 
-// The job a victim was preempted for, from its SystemComment: the last note's job when its
-// time is within 2 s of preempt_time (Slurm sets preempt_time right after it asks for the grace
-// time); 0 when there is none, it is malformed, or it belongs to an earlier preemption.
-uint32_t victim_note_owner(const std::string &system_comment, int64_t preempt_time);
+// The job a victim was preempted for, from its SystemComment: the note's job when its time lies
+// in the run that ended, from start_time (notes of earlier runs are older) to preempt_time + 2 s
+// (Slurm sets preempt_time right after it asks for the grace time, and again when GraceTime runs
+// out). 0 when there is no note, more than one (the plugin keeps exactly one: another line that
+// looks like one is not slurmctld's), it is malformed, or it belongs to an earlier run.
+uint32_t victim_note_owner(const std::string &system_comment, int64_t start_time, int64_t preempt_time);
 
 }  // namespace idletime

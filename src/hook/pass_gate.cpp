@@ -49,22 +49,25 @@ bool pass_gate_enter(const PassGate &g, int64_t done_ms, std::string &err) {
         close(fd);
         return true;
     }
+    // A stamp up to one interval ahead is a slot another hook reserved: its pass starts then,
+    // after this job end. One further ahead is damage and never suppresses a pass.
+    const int64_t t = now();
     const int64_t last = read_stamp(fd);
-    bool mine = true;
-    if (last >= done_ms && last <= now()) {
-        mine = false;  // a pass started after this job end: it sees the freed resources
-    } else {
-        const int64_t wait = last + g.interval_ms - now();
-        if (wait > 0 && wait <= g.interval_ms) {
-            if (g.sleep_ms)
-                g.sleep_ms(wait);
-            else
-                std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-        }
-        if (!write_stamp(fd, now())) err = g.stamp_path + ": cannot write: " + strerror(errno);
+    if (last >= done_ms && last <= t + g.interval_ms) {
+        close(fd);
+        return false;  // a pass started (or is reserved) after this job end: it sees the freed resources
     }
-    close(fd);  // releases the lock
-    return mine;
+    const int64_t wait = last + g.interval_ms - t;
+    const int64_t slot = wait > 0 && wait <= g.interval_ms ? last + g.interval_ms : t;
+    if (!write_stamp(fd, slot)) err = g.stamp_path + ": cannot write: " + strerror(errno);
+    close(fd);  // releases the lock before the wait: later hooks see the slot and leave at once
+    if (slot > t) {
+        if (g.sleep_ms)
+            g.sleep_ms(slot - t);
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(slot - t));
+    }
+    return true;
 }
 
 }  // namespace idletime::hook

@@ -20,9 +20,11 @@ struct PassGate {
 };
 
 // Called once the ending job has left COMPLETING at done_ms. Returns true when this caller must
-// queue the pass now (the stamp was advanced to now; it may have slept up to interval_ms first,
-// holding the lock, so that others wait behind it), false when a pass started at or after
-// done_ms already covers this job end. On a stamp file error it returns true (queue anyway)
+// queue the pass now (it reserved the next slot, at most interval_ms after the last pass, in the
+// stamp and released the lock, then slept until the slot), false when a pass started or reserved
+// at or after done_ms already covers this job end. The lock is held only to read and write the
+// stamp, so a mass end of jobs never makes hooks wait out kStateLockMs (and then queue passes of
+// their own). On a stamp file error it returns true (queue anyway)
 // with err set.
 bool pass_gate_enter(const PassGate &g, int64_t done_ms, std::string &err);
 

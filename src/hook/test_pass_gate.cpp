@@ -53,6 +53,31 @@ START_TEST(coalesces_and_rate_limits) {
 }
 END_TEST
 
+// A hook that reserved the next slot sleeps without the lock: a job that ended before that slot
+// is covered at once (before: the reserving hook slept holding the lock, and during a mass end
+// the others waited for it, up to kStateLockMs, then queued passes of their own).
+START_TEST(reserved_slot_covers_without_waiting) {
+    Clock c;
+    const std::string path = fresh_dir() + "/pass";
+    const PassGate g = c.gate(path);
+    std::string err;
+    std::ofstream(path) << (c.t - 200) << "\n";  // the last pass, 0.2 s ago
+    const int64_t done = c.t - 50;
+    ck_assert(pass_gate_enter(g, done, err));     // reserves c.t + 800 and sleeps until then
+    ck_assert_int_eq(c.slept, 800);
+    c.t -= 800;                                   // as seen by a second hook during that sleep
+    int64_t stamp = 0;
+    std::ifstream(path) >> stamp;
+    ck_assert_int_eq(stamp, c.t + 800);
+    const int holder = open(path.c_str(), O_RDWR);
+    ck_assert_int_ge(holder, 0);
+    ck_assert_int_eq(flock(holder, LOCK_EX | LOCK_NB), 0);  // the sleeper holds no lock
+    close(holder);
+    ck_assert(!pass_gate_enter(g, done + 10, err));  // ended before the slot: covered, no wait
+    ck_assert_int_eq(c.slept, 800);
+}
+END_TEST
+
 START_TEST(future_or_garbage_stamp_never_suppresses) {
     Clock c;
     const std::string path = fresh_dir() + "/pass";
@@ -140,6 +165,7 @@ Suite *make_suite() {
     Suite *s = suite_create("pass_gate");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, coalesces_and_rate_limits);
+    tcase_add_test(tc, reserved_slot_covers_without_waiting);
     tcase_add_test(tc, future_or_garbage_stamp_never_suppresses);
     tcase_add_test(tc, symlink_refused);
     tcase_add_test(tc, hard_link_or_stuck_lock_never_blocks);
