@@ -50,7 +50,7 @@ bool victim_note_replace(const std::string &old, uint32_t owner, int64_t at, std
     return true;
 }
 
-uint32_t victim_note_owner(const std::string &system_comment, int64_t start_time, int64_t preempt_time) {
+uint32_t victim_note_owner(const std::string &system_comment, int64_t preempt_time, int64_t grace_s) {
     const size_t at = system_comment.find(kVictimNotePrefix);
     if (at == std::string::npos || (at > 0 && system_comment[at - 1] != '\n')) return 0;
     if (system_comment.find(std::string("\n") + kVictimNotePrefix, at + 1) != std::string::npos) return 0;
@@ -60,7 +60,8 @@ uint32_t victim_note_owner(const std::string &system_comment, int64_t start_time
     if (!parse_num(p, INT64_MAX, when, &p) || std::string_view(p).substr(0, kFor.size()) != kFor ||
         !parse_num(p + kFor.size(), UINT32_MAX, job, &p) || (*p != '\0' && *p != '\n'))
         return 0;
-    if (preempt_time <= 0 || start_time <= 0 || when < start_time || when > preempt_time + kNoteSkewS)
+    if (preempt_time <= 0 || grace_s < 0 || when < preempt_time - grace_s - kNoteSkewS ||
+        when > preempt_time + kNoteSkewS)
         return 0;
     return uint32_t(job);
 }

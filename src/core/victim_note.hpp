@@ -19,10 +19,11 @@ constexpr size_t kVictimNoteMaxOld = 900;
 bool victim_note_replace(const std::string &old, uint32_t owner, int64_t at, std::string &out);
 
 // The job a victim was preempted for, from its SystemComment: the note's job when its time lies
-// in the run that ended, from start_time (notes of earlier runs are older) to preempt_time + 2 s
-// (Slurm sets preempt_time right after it asks for the grace time, and again when GraceTime runs
-// out). 0 when there is no note, more than one (the plugin keeps exactly one: another line that
-// looks like one is not slurmctld's), it is malformed, or it belongs to an earlier run.
-uint32_t victim_note_owner(const std::string &system_comment, int64_t start_time, int64_t preempt_time);
+// within grace_s + 2 s before preempt_time and 2 s after it (Slurm sets preempt_time right after
+// it asks for the grace time, and again when GraceTime runs out; the job's start_time is no
+// bound: Slurm changes it once the run is requeued). 0 when there is no note, more than one (the
+// plugin keeps exactly one: another line that looks like one is not slurmctld's), it is
+// malformed, or it is older (an earlier preemption's).
+uint32_t victim_note_owner(const std::string &system_comment, int64_t preempt_time, int64_t grace_s);
 
 }  // namespace idletime

@@ -21,6 +21,7 @@
 #include "core/config.hpp"
 #include "core/log_text.hpp"
 #include "core/signals.hpp"
+#include "core/victim_note.hpp"
 #include "hook/resume.hpp"
 #include "hook/retention.hpp"
 #include "hook/slurm_job.hpp"
@@ -340,7 +341,14 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std
     r.by = who.job_id;
     r.quota = who.quota;
     r.reason = "reclaimed by quota " + who.quota + " (job " + std::to_string(who.job_id) + ")";
-    logf("job %u: %s", id, r.reason.c_str());
+    if (job.snap.noted_preemptor)
+        logf("job %u: %s (slurmctld's note)", id, r.reason.c_str());
+    else if (job.system_comment.find(kVictimNotePrefix) != std::string::npos)
+        logf("job %u: %s (first quota job started on its nodes; its SystemComment note is not of "
+             "this preemption at %lld: %s)", id, r.reason.c_str(), (long long)job.snap.preempt_time,
+             job.system_comment.c_str());
+    else
+        logf("job %u: %s (first quota job started on its nodes)", id, r.reason.c_str());
 }
 
 // A preempted run goes back to the queue with Slurm's hold (BeginTime = requeue + cred_expire +
@@ -506,6 +514,7 @@ int run(const Options &o, slurmjob::Job &job) {
     // latest GraceTime after the notice. Below Slurm's requeue hold (cred_expire + 1 s, 121 s by
     // default), so that no later run has started meanwhile; 30 s when a requeue or cancel waits.
     const int grace_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
+    job.snap.noted_preemptor = victim_note_owner(job.system_comment, job.snap.preempt_time, idle.grace_time_s);
     name_preemptor(o.job_id, job, o.foreground ? 5 : resumes ? std::clamp(grace_wait, 30, 110) : 30,
                    wake_spool(o) + ".started", p);
     if (resumes && !same_run_pending(o.job_id, job.snap.restart_cnt)) {

@@ -12,7 +12,6 @@
 #include <mutex>
 #include <string_view>
 
-#include "core/victim_note.hpp"
 
 namespace idletime::slurmjob {
 namespace {
@@ -84,8 +83,7 @@ void fill(const slurm_job_info_t &j, Job &out) {
     s.wait_status = int(j.exit_code);
     s.start_time = j.start_time;
     s.preempt_time = j.preempt_time;
-    s.noted_preemptor = idletime::victim_note_owner(j.system_comment ? j.system_comment : "", int64_t(j.start_time),
-                                                    int64_t(j.preempt_time));
+    out.system_comment = j.system_comment ? j.system_comment : "";
     s.end_time = j.end_time;
     s.time_limit_s = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : int64_t(j.time_limit) * 60;
     s.admin_comment = j.admin_comment ? j.admin_comment : "";

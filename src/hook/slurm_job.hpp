@@ -29,6 +29,7 @@ struct Job {
     std::string exc_nodes;    // the job's excluded nodes (hostlist text), "" = none
     std::string partition;    // the partition the run used (a started job's own one comes first)
     bool array_meta = false;  // the pending record of a job array's unsplit tasks
+    std::string system_comment;  // slurmctld's own (preempt/idletime's victim note)
 };
 
 // Loads the job; snap.nodes/required_nodes are filled (expanded), snap.failed_nodes is left
