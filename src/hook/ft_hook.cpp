@@ -184,8 +184,9 @@ template <class F> bool retry(const char *what, uint32_t id, int wait_s, F op) {
 }
 
 // The job and the state of its nodes, read while the epilog still runs: slurmctld keeps the
-// job COMPLETING until then, so start_time, preempt_time and nodes are those of the run that
-// ended (a Slurm requeue clears them once the job is no longer completing).
+// job COMPLETING until then, so preempt_time and nodes are those of the run that ended (a Slurm
+// requeue clears them once the job is no longer completing). start_time is the run's only when
+// the job was not requeued: a requeued job's is Slurm's expected start (ft judge.cpp knows).
 bool snapshot(uint32_t id, int wait_s, slurmjob::Job &job) {
     if (!retry("job load", id, wait_s,
                [&](std::string &err) { return slurmjob::load(id, job, err); }))
