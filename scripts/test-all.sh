@@ -18,6 +18,9 @@ step "install Debian packages"
 step "build"
 "$top/scripts/build.sh" "$top/_build"
 step "unit tests"
+# Unit tests leave nothing in /tmp (each program removes its scratch root, pass or fail): checked
+# after the sanitizer run against this stamp.
+unit_stamp=$(mktemp /tmp/test-all-unit-stamp.XXXXXX)
 # Test programs are compiled with -j2 first (TESTS= runs none), then the tests run one at a time.
 make -C "$top/_build" -j2 check TESTS= >/dev/null
 make -C "$top/_build" check || { find "$top/_build" -name '*.log' -newer "$top/_build/Makefile" \
@@ -26,6 +29,9 @@ step "unit tests with AddressSanitizer and UBSan"
 "$top/scripts/build.sh" "$top/_build-asan" --enable-sanitizers CFLAGS="-g -O0" CXXFLAGS="-g -O0"
 make -C "$top/_build-asan" -j2 check TESTS= >/dev/null
 ASAN_OPTIONS=detect_leaks=1 make -C "$top/_build-asan" check
+leaked=$(find /tmp -maxdepth 1 -name 'idletime-*' -newer "$unit_stamp" | head -n 5)
+rm -f "$unit_stamp"
+[ -z "$leaked" ] || { echo "test-all: the unit tests left these in /tmp (and maybe more): $leaked" >&2; exit 1; }
 step "install"
 make -C "$top/_build" install >/dev/null
 ldconfig
