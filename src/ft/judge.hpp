@@ -19,7 +19,6 @@ struct JobSnapshot {
     int wait_status = 0;        // job_info_t.exit_code: a wait(2) status
     int64_t start_time = 0;     // start of the run that ended
     int64_t preempt_time = 0;   // job_info_t.preempt_time (0 = never picked as a victim)
-    uint32_t noted_preemptor = 0;  // the job slurmctld picked it for (victim_note.hpp), 0 = unknown
     std::string admin_comment;  // durable state (kStatePrefix...) or empty
     std::string comment;        // agent report (kReportPrefix...) or anything the user wrote
     std::map<std::string, std::string> env_overrides;  // per-job settings from SPANK options

@@ -57,8 +57,6 @@ void logf(const char *fmt, ...) {
     }
 }
 
-
-
 bool read_text(const std::string &path, std::string &out) {
     std::ifstream in(path);
     if (!in) return false;
@@ -163,6 +161,14 @@ void poll_pause(std::chrono::steady_clock::time_point start, int fast_for_s, int
                 int slow_ms, int64_t answer_ms = 0) {
     const bool early = std::chrono::steady_clock::now() - start < std::chrono::seconds(fast_for_s);
     std::this_thread::sleep_for(std::chrono::milliseconds(hook::paced_pause_ms(early ? fast_ms : slow_ms, answer_ms)));
+}
+
+// slurmjob::load, timed: answer_ms is how long slurmctld took (it paces the next poll).
+bool timed_load(uint32_t id, slurmjob::Job &j, std::string &err, int64_t &answer_ms) {
+    const auto asked = std::chrono::steady_clock::now();
+    const bool ok = slurmjob::load(id, j, err);
+    answer_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked).count();
+    return ok;
 }
 
 // Retries op until it succeeds, fails for a reason a retry cannot fix, or the deadline passes
@@ -299,7 +305,7 @@ std::string wake_spool(const Options &o) {
 // starts once the victim has left its nodes, within seconds; look for up to wait_s.
 // One look: the shared snapshot of recently started quota jobs (loaded by at most one hook per
 // 2 s for the whole cluster; see preemptor.hpp), then the pick for this victim.
-bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, const std::string &snapshot,
+bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, const std::string &snapshot,
                         slurmjob::StartedJob &who, std::string &err) {
     std::string text;
     const hook::ProduceFn load = [](std::string &t, std::string &e) {
@@ -314,20 +320,21 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, const std::string
         err = snapshot + ": malformed";
         return false;
     }
-    return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time,
-                                job.snap.noted_preemptor, who);
+    return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
 }
 
-void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std::string &snapshot,
-                    ft::Plan &p) {
+// grace_s: the idle-time partitions' GraceTime, which bounds how old slurmctld's note may be.
+void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, int64_t grace_s,
+                    const std::string &snapshot, ft::Plan &p) {
     if (p.cause.verdict != ft::Verdict::Preempted || p.new_state.history.empty() ||
         job.snap.preempt_time <= 0)
         return;
+    const uint32_t noted = victim_note_owner(job.system_comment, job.snap.preempt_time, grace_s);
     slurmjob::StartedJob who;
     std::string err;
     const auto start = std::chrono::steady_clock::now();
     const auto until = start + std::chrono::seconds(wait_s);
-    while (!look_for_preemptor(id, job, snapshot, who, err)) {
+    while (!look_for_preemptor(id, job, noted, snapshot, who, err)) {
         if (std::chrono::steady_clock::now() >= until) {
             logf("job %u: no job of a quota partition started on its nodes within %d s%s%s: "
                  "preempting job unknown", id, wait_s, err.empty() ? "" : ": ", err.c_str());
@@ -342,7 +349,7 @@ void name_preemptor(uint32_t id, const slurmjob::Job &job, int wait_s, const std
     r.by = who.job_id;
     r.quota = who.quota;
     r.reason = "reclaimed by quota " + who.quota + " (job " + std::to_string(who.job_id) + ")";
-    if (job.snap.noted_preemptor)
+    if (noted)
         logf("job %u: %s (slurmctld's note)", id, r.reason.c_str());
     else if (job.system_comment.find(kVictimNotePrefix) != std::string::npos)
         logf("job %u: %s (first quota job started on its nodes; its SystemComment note is not of "
@@ -368,10 +375,8 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
     for (int n = 0;; n++) {
         slurmjob::Job j;
         slurmjob::clear_error();
-        const auto asked = std::chrono::steady_clock::now();
-        const bool loaded = slurmjob::load(id, j, err);
-        const auto answer = std::chrono::steady_clock::now() - asked;
-        if (loaded) {
+        int64_t answer_ms = 0;
+        if (timed_load(id, j, err, answer_ms)) {
             const hook::ResumeView v{j.pending, j.completing, j.snap.restart_cnt, j.submit_time,
                                      j.eligible_time};
             const hook::Resume r = hook::resume_step(v, run, cred, time(nullptr), why);
@@ -397,7 +402,7 @@ void resume_preempted(uint32_t id, uint32_t run, int wait_s) {
                  id, wait_s, why.c_str());
             return;
         }
-        poll_pause(start, 10, 250, 1000, std::chrono::duration_cast<std::chrono::milliseconds>(answer).count());
+        poll_pause(start, 10, 250, 1000, answer_ms);
     }
 }
 
@@ -414,10 +419,9 @@ bool left_completing(uint32_t id, int wait_s, const std::string &share_path = ""
     for (;;) {
         slurmjob::Job j;
         slurmjob::clear_error();
-        const auto asked = steady_clock::now();
-        if (slurmjob::load(id, j, err) ? !j.completing : slurmjob::last_error_final()) return true;
+        int64_t answer_ms = 0;
+        if (timed_load(id, j, err, answer_ms) ? !j.completing : slurmjob::last_error_final()) return true;
         const auto polled = steady_clock::now();
-        const int64_t answer_ms = duration_cast<milliseconds>(polled - asked).count();
         if (polled >= until) return false;
         if (!slot && !share_path.empty()) {  // registered only once a first poll did not do
             std::string why;
@@ -515,9 +519,8 @@ int run(const Options &o, slurmjob::Job &job) {
     // latest GraceTime after the notice. Below Slurm's requeue hold (cred_expire + 1 s, 121 s by
     // default), so that no later run has started meanwhile; 30 s when a requeue or cancel waits.
     const int grace_wait = int(std::min<uint32_t>(idle.grace_time_s, 3600)) + 10;
-    job.snap.noted_preemptor = victim_note_owner(job.system_comment, job.snap.preempt_time, idle.grace_time_s);
     name_preemptor(o.job_id, job, o.foreground ? 5 : resumes ? std::clamp(grace_wait, 30, 110) : 30,
-                   wake_spool(o) + ".started", p);
+                   idle.grace_time_s, wake_spool(o) + ".started", p);
     if (resumes && !same_run_pending(o.job_id, job.snap.restart_cnt)) {
         logf("job %u: run %u started (or ended) before its preemptor was named: the record stored "
              "at its end stays", o.job_id, job.snap.restart_cnt);
@@ -633,9 +636,6 @@ size_t recover_orphans(const Options &o, size_t max) {
             logf("journal %s/%s: %s", dir.c_str(), name.c_str(), why.c_str());
         });
 }
-
-
-
 
 }  // namespace
 
