@@ -248,6 +248,11 @@ sc_plugin_time() {
 			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us\n", n, m, c, ns / c, mx
 			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
 }
+# sc_filled: every GPU of a100-big runs a victim (scale-v) and no owner (scale-o) is listed.
+sc_filled() {
+	[ "$(squeue -h -t R -n scale-v -o %i 2>/dev/null | wc -l)" -ge "$SC_GPUS" ] &&
+		[ -z "$(squeue -h -n scale-o -o %i 2>/dev/null)" ]
+}
 sc_owners_gone() { [ -z "$(squeue -h -j "${SC_OWNERS// /,}" 2>/dev/null)" ]; }
 
 # sc_undrain: cancelling 512 running jobs at once (between rounds) can starve their slurmstepd

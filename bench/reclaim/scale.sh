@@ -21,6 +21,8 @@
 # PENDING (default 1536), SAVE_MB (default 1), NATIVE (default 1; 0 skips step 3), VICTIM (probe:
 # jobs/notice_probe.py, saves SAVE_MB MiB, ~17 MiB each, the default; replay-job:
 # idletime-replay-job(1) through jobs/replay-victim.sh, saves 8 bytes, ~2 MiB; needs NATIVE=0),
+# KEEP (1: leave every job running at the end, and reuse a fill left so by the last KEEP=1 run:
+# saves the fill and the mass end, ~7 minutes at 2,048 jobs; default 0),
 # IDLETIME_CLUSTER_DIR / IDLETIME_CLUSTER_PORT_BASE, IDLETIME_PREFIX. Takes 15-25 minutes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,7 +55,13 @@ if [ "$VICTIM" = replay-job ] && ! [ -x "${IDLETIME_PREFIX:-${PREFIX:-/usr/local
 	echo "bench/reclaim/scale: VICTIM=replay-job needs ${IDLETIME_PREFIX:-${PREFIX:-/usr/local}}/bin/idletime-replay-job (make install, or set IDLETIME_PREFIX)" >&2
 	exit 2
 fi
-it_begin
+KEEP=${KEEP:-0}
+[[ $KEEP =~ ^[01]$ ]] || { echo "bench/reclaim/scale: KEEP must be 0 or 1, not '$KEEP'" >&2; exit 2; }
+if [ "$KEEP" = 1 ]; then  # no EXIT trap: the jobs stay for the next KEEP=1 run
+	ic_ctld_up || { echo "bench/reclaim/scale: cluster not running (testsuite/cluster/start.sh)" >&2; exit 1; }
+else
+	it_begin
+fi
 rc_env || exit 1
 nodes=$(sinfo -h -p idle-a100-big -o '%D %G' 2>/dev/null)
 SC_GPUS=$(awk '{g = $2; sub(/\(.*/, "", g); n = split(g, f, ":"); print $1 * f[n]}' <<<"$nodes")
@@ -61,13 +69,19 @@ if [ "${nodes%% *}" != 64 ] || [ "${SC_GPUS:-0}" -lt 512 ]; then
 	echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json or scale64x32.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no nodes}'" >&2
 	exit 2
 fi
-it_cleanup_jobs >/dev/null 2>&1
+header="bench/reclaim/scale: 64 nodes, $SC_GPUS GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims $VICTIM$([ "$VICTIM" = probe ] && echo " saving ${SAVE_MB:-1} MiB"); $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
 sc_undrain
-rm -f "$IC_DIR"/out/scale-*.out
-echo "bench/reclaim/scale: 64 nodes, $SC_GPUS GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims $VICTIM$([ "$VICTIM" = probe ] && echo " saving ${SAVE_MB:-1} MiB"); $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
-
-sc_fill release "$pending" || exit 1
-sc_memory
+if [ "$KEEP" = 1 ] && sc_filled; then
+	echo "$header"
+	echo "bench/reclaim/scale: KEEP=1: the $SC_GPUS victims and the queued jobs of the last KEEP=1 run are reused (no fill; the plugins and libraries they loaded are those of that run)"
+else
+	it_cleanup_jobs >/dev/null 2>&1
+	sc_undrain
+	rm -f "$IC_DIR"/out/scale-*.out
+	echo "$header"
+	sc_fill release "$pending" || exit 1
+	sc_memory
+fi
 for n in "${sizes[@]}"; do
 	sc_round "$n" || exit 1
 	sc_resume || exit 1

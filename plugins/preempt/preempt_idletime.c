@@ -102,6 +102,10 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_hold_sweep(sched, now, preemptor->job_id);
+	if (idletime_hold_elsewhere(sched, preemptor, preemptee)) {
+		slurm_mutex_unlock(&sched_lock);
+		return false;
+	}
 	idletime_call_begin(&t0);
 	idletime_job_view(preemptor, NULL, &a, now, false);
 	idletime_job_view(preemptee, NULL, &b, now, false);

@@ -59,8 +59,13 @@ static bool may_hold(job_record_t *owner, job_record_t *victim)
 }
 
 /* Ends job's hold: forgotten, and its required nodes given back (they are ours: no ReqNodeList). */
+/* Bumped whenever a hold begins, grows or ends: the held nodes cached by held_elsewhere are
+ * those of this generation. */
+static uint64_t hold_generation;
+
 static void end_hold(idletime_sched_t *sched, job_record_t *job, const char *why)
 {
+	hold_generation++;
 	(void) idletime_sched_hold_keep(sched, job->job_id, 0, 0, 0, 0);
 	if (!job->details || job->details->req_nodes || !job->details->req_node_bitmap)
 		return;
@@ -123,6 +128,7 @@ void idletime_hold_victim(idletime_sched_t *sched, job_record_t *victim, uint32_
 	}
 	FREE_NULL_BITMAP(owner->details->req_node_bitmap);
 	owner->details->req_node_bitmap = u;
+	hold_generation++;
 	if (rc == 1)
 		info("idletime/preempt: %pJ waits for its victims (%pJ first): their nodes (%s) are held for it until it starts, at most %ld s",
 		     owner, victim, victim->nodes, (long) (until - now));
@@ -198,4 +204,45 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 		end_hold(sched, job, !pending ? NULL : !usable ? "waits for a held node that is down, drained or failed" :
 				     "still pends and none of its victims is leaving");
 	}
+}
+
+/* The nodes owner's hold covers when they are all it may run on (as many as its minimum node
+ * count), else NULL; from the hold's victims, which still have their nodes while they leave.
+ * Computed once per owner and hold generation (one candidate search asks for every running job). */
+static bitstr_t *held_nodes(idletime_sched_t *sched, job_record_t *owner)
+{
+	static uint32_t ids[256];
+	static uint32_t cached_owner;
+	static uint64_t cached_generation = UINT64_MAX;
+	static bitstr_t *cached;
+	size_t n;
+
+	if (owner->job_id == cached_owner && hold_generation == cached_generation)
+		return cached;
+	cached_owner = owner->job_id;
+	cached_generation = hold_generation;
+	FREE_NULL_BITMAP(cached);
+	n = idletime_sched_hold_victims(sched, owner->job_id, ids, sizeof(ids) / sizeof(ids[0]));
+	for (size_t i = 0; i < n; i++) {
+		job_record_t *v = find_job_record(ids[i]);
+
+		if (!v || !v->node_bitmap) { /* a victim gone: its nodes are not known here */
+			FREE_NULL_BITMAP(cached);
+			return NULL;
+		}
+		if (cached)
+			bit_or(cached, v->node_bitmap);
+		else
+			cached = bit_copy(v->node_bitmap);
+	}
+	if (cached && (!owner->details || bit_set_count(cached) != (int64_t) owner->details->min_nodes))
+		FREE_NULL_BITMAP(cached);
+	return cached;
+}
+
+bool idletime_hold_elsewhere(idletime_sched_t *sched, job_record_t *owner, job_record_t *candidate)
+{
+	bitstr_t *held = held_nodes(sched, owner);
+
+	return held && candidate->node_bitmap && !bit_overlap_any(held, candidate->node_bitmap);
 }

@@ -339,6 +339,23 @@ bool cancel(uint32_t job_id, std::string &err) {
     return true;
 }
 
+namespace {
+
+// j as a StartedJob when it is a quota-partition job that started at or after since.
+bool as_started_quota_job(const slurm_job_info_t &j, int64_t since, StartedJob &out) {
+    static constexpr std::string_view kQuota = "quota-";
+    if ((j.job_state & JOB_STATE_BASE) == JOB_PENDING || !j.partition || j.start_time <= 0 ||
+        j.start_time < since)
+        return false;
+    std::string_view part(j.partition);
+    part = part.substr(0, part.find(','));  // a started job's own partition comes first
+    if (part.rfind(kQuota, 0) != 0) return false;
+    out = {j.job_id, int64_t(j.start_time), std::string(part.substr(kQuota.size())), expand(j.nodes)};
+    return true;
+}
+
+}  // namespace
+
 bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err) {
     err.clear();
     out.clear();
@@ -347,18 +364,25 @@ bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string
         err = slurm_err();
         return false;
     }
-    static constexpr std::string_view kQuota = "quota-";
-    for (uint32_t i = 0; msg && i < msg->record_count; i++) {
-        const slurm_job_info_t &j = msg->job_array[i];
-        // Started (running or already ended) at or after since.
-        if ((j.job_state & JOB_STATE_BASE) == JOB_PENDING || !j.partition || j.start_time <= 0 ||
-            j.start_time < since)
-            continue;
-        std::string_view part(j.partition);
-        part = part.substr(0, part.find(','));  // a started job's own partition comes first
-        if (part.rfind(kQuota, 0) != 0) continue;
-        out.push_back({j.job_id, int64_t(j.start_time), std::string(part.substr(kQuota.size())), expand(j.nodes)});
+    StartedJob one;
+    for (uint32_t i = 0; msg && i < msg->record_count; i++)
+        if (as_started_quota_job(msg->job_array[i], since, one)) out.push_back(std::move(one));
+    slurm_free_job_info_msg(msg);
+    return true;
+}
+
+bool started_quota_job(uint32_t job_id, int64_t since, std::vector<StartedJob> &out, std::string &err) {
+    err.clear();
+    out.clear();
+    job_info_msg_t *msg = nullptr;
+    if (idletime_load_job(&msg, job_id, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) {
+        err = slurm_err();
+        return false;
     }
+    StartedJob one;
+    for (uint32_t i = 0; msg && i < msg->record_count; i++)
+        if (msg->job_array[i].job_id == job_id && as_started_quota_job(msg->job_array[i], since, one))
+            out.push_back(std::move(one));
     slurm_free_job_info_msg(msg);
     return true;
 }

@@ -74,6 +74,8 @@ struct StartedJob {
 };
 // Every quota-partition job that started at or after since (one slurm_load_jobs).
 bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err);
+// The same for one job (one single-job load): out holds it when it qualifies, else nothing.
+bool started_quota_job(uint32_t job_id, int64_t since, std::vector<StartedJob> &out, std::string &err);
 bool cancel(uint32_t job_id, std::string &err);
 
 }  // namespace idletime::slurmjob
