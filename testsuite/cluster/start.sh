@@ -1,7 +1,7 @@
 #!/bin/bash
 # Start the local Slurm cluster (munged, MariaDB, slurmdbd, slurmctld, one slurmd per node) on
 # loopback, configured from an idletime JSON config through `idletime render`. Idempotent.
-# Usage: start.sh [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]...
+# Usage: start.sh [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]... [--cgroup-conf FILE]
 # --slurm PREFIX: run every Slurm daemon and command from a Slurm installed into PREFIX
 # (scripts/get-slurm.sh; default Debian's packages in /usr); it is remembered in the state dir.
 # --no-idletime: a site before idletime (t-site-adopt): --no-plugins, and neither the rendered
@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 usage() {
-	echo "usage: $0 [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]..." >&2
+	echo "usage: $0 [--config FILE] [--prefix DIR] [--slurm PREFIX] [--dir STATEDIR] [--no-plugins] [--no-idletime] [--extra-conf FILE]... [--cgroup-conf FILE]" >&2
 	exit 2
 }
 
@@ -21,6 +21,7 @@ PLUGINS=1
 SITE_ONLY=0
 SLURM_ARG=${IDLETIME_SLURM:-}
 EXTRA=()
+CGROUP_CONF=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--config) CONFIG=${2:?}; shift 2 ;;
@@ -35,6 +36,8 @@ while [ $# -gt 0 ]; do
 	--no-idletime) PLUGINS=0; SITE_ONLY=1; shift ;;
 	--extra-conf) EXTRA+=("${2:?}"); shift 2 ;;
 	--extra-conf=*) EXTRA+=("${1#*=}"); shift ;;
+	--cgroup-conf) CGROUP_CONF=${2:?}; shift 2 ;;
+	--cgroup-conf=*) CGROUP_CONF=${1#*=}; shift ;;
 	-h | --help) usage ;;
 	*) echo "idletime/cluster: unknown argument '$1'" >&2; usage ;;
 	esac
@@ -61,6 +64,7 @@ case $CKPT_ROOT in /*) install -d -o root -g root -m 0755 "$CKPT_ROOT" ;; esac
 for f in "${EXTRA[@]}"; do
 	[ -f "$f" ] || { echo "idletime/cluster: --extra-conf '$f' does not exist" >&2; exit 2; }
 done
+[ -z "$CGROUP_CONF" ] || [ -f "$CGROUP_CONF" ] || { echo "idletime/cluster: --cgroup-conf '$CGROUP_CONF' does not exist" >&2; exit 2; }
 IDLETIME_BIN=${IDLETIME_BIN:-$PREFIX/bin/idletime}
 
 mkdir -p "$IC_DIR" "$IC_ETC/render" "$IC_RUN" "$IC_LOGD" "$IC_BIN" "$IC_SPOOL" "$IC_GPU" "$IC_DIR/out"
@@ -263,6 +267,13 @@ PLUGINS_CHANGED=0
 # Clients (sacctmgr below) need the file now; a running slurmctld rereads it only on reconfigure.
 mv "$IC_ETC/slurm.conf.new" "$IC_CONF"
 mv "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf"
+# cgroup.conf (next to slurm.conf, where slurmd and slurmstepd look): only with --cgroup-conf, for a
+# ProctrackType/TaskType of the cgroup family given with --extra-conf.
+if [ -n "$CGROUP_CONF" ]; then
+	install -m 644 "$CGROUP_CONF" "$IC_ETC/cgroup.conf"
+else
+	rm -f "$IC_ETC/cgroup.conf"
+fi
 
 for b in slurmctld slurmd slurmstepd slurmdbd; do ln -sfn "$(ic_slurm_sbin "$b")" "$IC_BIN/$b"; done
 
