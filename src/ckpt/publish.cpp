@@ -3,9 +3,6 @@
 // Channel: the "idletime:ckpt=<unix time>" token of the job's Comment (src/sched/comment.cpp),
 // set through slurm_update_job, which Slurm allows only to the job's owner or an admin. Best
 // effort: the checkpoint is already durable, so a failure here is logged once and ignored.
-// A run Slurm already preempts gets no update (claim_useful): its time would only serve a victim
-// ranking of this run, which is over, at the cost of a write under slurmctld's job lock while the
-// owners that reclaim wait for that lock.
 #include "ckpt/publish.hpp"
 
 #include <slurm/slurm.h>
@@ -66,10 +63,6 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
         return false;
     }
     remember(id, info->job_array[0]);
-    if (!claim_useful(info->job_array[0].job_state, info->job_array[0].preempt_time)) {
-        slurm_free_job_info_msg(info);
-        return true;  // the load alone serves release()
-    }
     const char *old = info->job_array[0].comment;
     std::string comment = idletime::sched::with_checkpoint(old ? old : "", t);
     slurm_free_job_info_msg(info);
@@ -85,10 +78,6 @@ bool update_comment(uint32_t id, int64_t t, std::string &err) {
 }
 
 }  // namespace
-
-bool claim_useful(uint32_t job_state, int64_t preempt_time) noexcept {
-    return !preempt_time || (job_state & JOB_STATE_BASE) != JOB_RUNNING;
-}
 
 bool recent_job_seen(uint32_t id, int64_t max_age_ms, JobSeen &out) noexcept {
     std::lock_guard<std::mutex> g(seen_mu);

@@ -12,13 +12,6 @@ namespace idletime::ckpt {
 // throws; a failure is logged once to stderr.
 void publish_checkpoint(const std::string &job_id, int64_t taken_at) noexcept;
 
-// Whether a checkpoint time is worth a Comment update, from the job load just taken: not once
-// Slurm has picked the running job as a victim (preempt_time set). Its claim counts only for
-// victims of this run (sched::last_checkpoint ignores a time before the run's start), and this run
-// ends with the preemption; the update would be one more write under slurmctld's job lock while
-// the owners reclaiming wait for that lock (issue 14). Pure, for tests.
-bool claim_useful(uint32_t job_state, int64_t preempt_time) noexcept;
-
 // What the job load of the last publish saw of job `id`: taken less than max_age_ms ago (steady
 // clock), false otherwise. release() uses it instead of loading the job once more (one RPC fewer
 // between a preempted job's save and its requeue, while slurmctld is busiest).

@@ -28,6 +28,13 @@ it_wait_state "$victim" PENDING 30 || it_fail "released victim $victim not reque
 it_assert_eq 1 "$(it_job_field "$victim" Restarts)" "Restarts of $victim"
 rc_wait_admin "$victim" '"p":1,"f":0' 30 || it_fail "released run of $victim not recorded as a preemption"
 it_info "victim $victim: PENDING Restarts=1, ft record $(rc_admin_comment "$victim")"
+# The record names the checkpoint the next run resumes from ("c", which `idletime jobs` shows as
+# RESUMED_FROM): the final save, taken after the notice and published in the Comment before the
+# requeue. (A change that skipped the Comment update of a preempted run's last save, to spare
+# slurmctld one write per victim, left "c" naming an older checkpoint or none.)
+ckpt=$(rc_admin_comment "$victim" | grep -o '"c":[0-9]*' | tail -n 1 | cut -d: -f2)
+[ -n "$ckpt" ] && [ "$ckpt" -ge "${RC_T_NOTICE%.*}" ] ||
+	it_fail "released run's record names checkpoint '${ckpt:-none}', not its final save (notice at ${RC_T_NOTICE%.*})"
 scancel "$owner"
 it_wait_state "$victim" RUNNING 60 || it_fail "requeued victim $victim never ran again (Reason=$(it_job_field "$victim" Reason))"
 vout=$(rc_out rel "$victim")
