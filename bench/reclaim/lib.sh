@@ -88,7 +88,9 @@ rc_hook_configured() {
 # rc_admin_comment JOBID: the ft record (AdminComment) of a job, from slurmctld or else sacct.
 rc_admin_comment() {
 	local c
-	c=$(it_job_field "$1" AdminComment)
+	# The whole line: it_job_field stops at the first space, and a record's reasons have spaces
+	# ("reclaimed by quota team-b (job 10)"): everything after the first one was cut off.
+	c=$(scontrol show job "$1" 2>/dev/null | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//' | head -n 1)
 	# job_submit stamps the requested mode at submission ("m"); until the hook judged a run ("j")
 	# the record of an ended job is only in accounting.
 	[[ $c == *'"j":'* ]] || c=$(sacct -n -X -P -j "$1" -o AdminComment | tail -n1)

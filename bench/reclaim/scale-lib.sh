@@ -248,9 +248,13 @@ sc_plugin_time() {
 			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us\n", n, m, c, ns / c, mx
 			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
 }
-# sc_filled: every GPU of a100-big runs a victim (scale-v) and no owner (scale-o) is listed.
+# sc_fill_stamp: what a fill was made of (the victims, their save size, the queued jobs).
+sc_fill_stamp() { echo "victim=$VICTIM save_mb=${SAVE_MB:-1} pending=$pending"; }
+# sc_filled: a fill of this run's kind (sc_fill_stamp) where every GPU of a100-big runs a victim
+# (scale-v) and no owner (scale-o) is listed.
 sc_filled() {
-	[ "$(squeue -h -t R -n scale-v -o %i 2>/dev/null | wc -l)" -ge "$SC_GPUS" ] &&
+	[ "$(cat "$IC_DIR/out/scale-fill.stamp" 2>/dev/null)" = "$(sc_fill_stamp)" ] &&
+		[ "$(squeue -h -t R -n scale-v -o %i 2>/dev/null | wc -l)" -ge "$SC_GPUS" ] &&
 		[ -z "$(squeue -h -n scale-o -o %i 2>/dev/null)" ]
 }
 sc_owners_gone() { [ -z "$(squeue -h -j "${SC_OWNERS// /,}" 2>/dev/null)" ]; }

@@ -60,6 +60,8 @@ if [ "$VICTIM" = replay-job ] && ! [ -x "${IDLETIME_PREFIX:-${PREFIX:-/usr/local
 fi
 KEEP=${KEEP:-0}
 [[ $KEEP =~ ^[01]$ ]] || { echo "bench/reclaim/scale: KEEP must be 0 or 1, not '$KEEP'" >&2; exit 2; }
+# The Slurm-alone round refills with victims that ignore the notice: nothing a next run may reuse.
+[ "$KEEP" = 0 ] || [ "${NATIVE:-1}" = 0 ] || { echo "bench/reclaim/scale: KEEP=1 needs NATIVE=0 (the Slurm-alone round cancels and refills)" >&2; exit 2; }
 if [ "$KEEP" = 1 ]; then  # no EXIT trap: the jobs stay for the next KEEP=1 run
 	ic_ctld_up || { echo "bench/reclaim/scale: cluster not running (testsuite/cluster/start.sh)" >&2; exit 1; }
 else
@@ -83,6 +85,7 @@ else
 	rm -f "$IC_DIR"/out/scale-*.out
 	echo "$header"
 	sc_fill release "$pending" || exit 1
+	sc_fill_stamp >"$IC_DIR/out/scale-fill.stamp"
 	sc_memory
 fi
 for n in "${sizes[@]}"; do

@@ -37,6 +37,9 @@ extern int init(void)
 
 extern void fini(void)
 {
+	slurm_mutex_lock(&sched_lock);
+	idletime_hold_fini();
+	slurm_mutex_unlock(&sched_lock);
 	idletime_plugin_fini(&plugin);
 }
 

@@ -58,11 +58,11 @@ static bool may_hold(job_record_t *owner, job_record_t *victim)
 	return !d->exc_node_bitmap || !bit_overlap_any(victim->node_bitmap, d->exc_node_bitmap);
 }
 
-/* Ends job's hold: forgotten, and its required nodes given back (they are ours: no ReqNodeList). */
-/* Bumped whenever a hold begins, grows or ends: the held nodes cached by held_elsewhere are
- * those of this generation. */
+/* Bumped whenever a hold begins, grows or ends: the held nodes cached by held_nodes are those of
+ * this generation. */
 static uint64_t hold_generation;
 
+/* Ends job's hold: forgotten, and its required nodes given back (they are ours: no ReqNodeList). */
 static void end_hold(idletime_sched_t *sched, job_record_t *job, const char *why)
 {
 	hold_generation++;
@@ -190,6 +190,7 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 		if (ids[i] == skip_id)
 			continue; /* inside _get_req_features: its required nodes are detached */
 		if (!job) {
+			hold_generation++;
 			(void) idletime_sched_hold_keep(sched, ids[i], 0, 0, 0, now);
 			continue;
 		}
@@ -206,43 +207,67 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 	}
 }
 
-/* The nodes owner's hold covers when they are all it may run on (as many as its minimum node
- * count), else NULL; from the hold's victims, which still have their nodes while they leave.
- * Computed once per owner and hold generation (one candidate search asks for every running job). */
-static bitstr_t *held_nodes(idletime_sched_t *sched, job_record_t *owner)
+/* The union of the nodes of owner's hold's victims, from their job records while they leave
+ * (NULL once one is gone or runs again: its nodes are not known here). Computed once per owner and
+ * hold generation (one candidate search asks about every running job); count: its node count. */
+static bitstr_t *cached;
+static uint32_t cached_owner;
+static uint64_t cached_generation = UINT64_MAX;
+static int64_t cached_count;
+
+static bitstr_t *held_nodes(idletime_sched_t *sched, job_record_t *owner, int64_t *count)
 {
 	static uint32_t ids[256];
-	static uint32_t cached_owner;
-	static uint64_t cached_generation = UINT64_MAX;
-	static bitstr_t *cached;
 	size_t n;
 
-	if (owner->job_id == cached_owner && hold_generation == cached_generation)
-		return cached;
-	cached_owner = owner->job_id;
-	cached_generation = hold_generation;
-	FREE_NULL_BITMAP(cached);
-	n = idletime_sched_hold_victims(sched, owner->job_id, ids, sizeof(ids) / sizeof(ids[0]));
-	for (size_t i = 0; i < n; i++) {
-		job_record_t *v = find_job_record(ids[i]);
-
-		if (!v || !v->node_bitmap) { /* a victim gone: its nodes are not known here */
-			FREE_NULL_BITMAP(cached);
-			return NULL;
-		}
-		if (cached)
-			bit_or(cached, v->node_bitmap);
-		else
-			cached = bit_copy(v->node_bitmap);
-	}
-	if (cached && (!owner->details || bit_set_count(cached) != (int64_t) owner->details->min_nodes))
+	if (owner->job_id != cached_owner || hold_generation != cached_generation) {
+		cached_owner = owner->job_id;
+		cached_generation = hold_generation;
 		FREE_NULL_BITMAP(cached);
+		n = idletime_sched_hold_victims(sched, owner->job_id, ids, sizeof(ids) / sizeof(ids[0]));
+		for (size_t i = 0; i < n; i++) {
+			job_record_t *v = find_job_record(ids[i]);
+
+			/* A victim requeued and started again elsewhere has other nodes now. */
+			if (!v || !v->node_bitmap || (IS_JOB_RUNNING(v) && !v->preempt_time)) {
+				FREE_NULL_BITMAP(cached);
+				break;
+			}
+			if (cached)
+				bit_or(cached, v->node_bitmap);
+			else
+				cached = bit_copy(v->node_bitmap);
+		}
+		cached_count = cached ? bit_set_count(cached) : 0;
+	}
+	*count = cached_count;
 	return cached;
+}
+
+/* Whether owner can use no node beyond count required ones: its GPUs are asked per node (no
+ * --gpus or --gpus-per-task, which Slurm may spread over more nodes) and it cannot have more
+ * nodes (-N min-max equal) or has no more tasks than nodes (a task never spans nodes). A required
+ * node must meet every per-node request itself, so another node adds nothing it could use. */
+static bool cannot_spread(job_record_t *owner, int64_t count)
+{
+	idletime_job_details_t *d = owner->details;
+
+	if (!d || count != (int64_t) d->min_nodes || owner->tres_per_job || owner->tres_per_task)
+		return false;
+	return d->max_nodes == d->min_nodes || d->num_tasks <= d->min_nodes;
 }
 
 bool idletime_hold_elsewhere(idletime_sched_t *sched, job_record_t *owner, job_record_t *candidate)
 {
-	bitstr_t *held = held_nodes(sched, owner);
+	int64_t count;
+	bitstr_t *held = held_nodes(sched, owner, &count);
 
-	return held && candidate->node_bitmap && !bit_overlap_any(held, candidate->node_bitmap);
+	return held && candidate->node_bitmap && cannot_spread(owner, count) &&
+	       !bit_overlap_any(held, candidate->node_bitmap);
+}
+
+void idletime_hold_fini(void)
+{
+	FREE_NULL_BITMAP(cached);
+	cached_generation = UINT64_MAX;
 }

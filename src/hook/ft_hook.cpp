@@ -311,9 +311,11 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, c
     // The whole job table (2,048 running and 1,536 pending at issue 14's scale) holds slurmctld's
     // job read lock while it is packed, and the owners still waiting for their victims need the
     // write lock: with the owner's id one job is enough.
+    // (With a note only that job counts, so the table would not name anyone else.)
     std::vector<slurmjob::StartedJob> jobs;
-    if (noted && slurmjob::started_quota_job(noted, time(nullptr) - 3600, jobs, err))
-        return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
+    if (noted)
+        return slurmjob::started_quota_job(noted, time(nullptr) - 3600, jobs, err) &&
+               hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
     std::string text;
     const hook::ProduceFn load = [](std::string &t, std::string &e) {
         std::vector<slurmjob::StartedJob> v;

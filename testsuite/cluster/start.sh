@@ -258,7 +258,7 @@ NODES_CHANGED=0
 cmp -s "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf" || NODES_CHANGED=1
 # Keys a reconfigure does not apply (measured: PriorityType stayed priority/basic), so a change
 # restarts the daemons (the replay switches plugins between its configurations).
-RESTART_KEYS='^(PreemptType|PriorityType|PrioritySiteFactorPlugin|SelectType|SchedulerType|AuthType|AuthInfo|PluginDir|JobSubmitPlugins|AccountingStorageType)='
+RESTART_KEYS='^(PreemptType|PriorityType|PrioritySiteFactorPlugin|SelectType|SchedulerType|AuthType|AuthInfo|PluginDir|JobSubmitPlugins|AccountingStorageType|ProctrackType|TaskPlugin)='
 PLUGINS_CHANGED=0
 [ -f "$IC_CONF" ] && diff -q <(grep -iE "$RESTART_KEYS" "$IC_CONF") <(grep -iE "$RESTART_KEYS" "$IC_ETC/slurm.conf.new") >/dev/null ||
 	PLUGINS_CHANGED=1
@@ -268,11 +268,15 @@ PLUGINS_CHANGED=0
 mv "$IC_ETC/slurm.conf.new" "$IC_CONF"
 mv "$IC_ETC/gres.conf.new" "$IC_ETC/gres.conf"
 # cgroup.conf (next to slurm.conf, where slurmd and slurmstepd look): only with --cgroup-conf, for a
-# ProctrackType/TaskType of the cgroup family given with --extra-conf.
+# ProctrackType or TaskPlugin of the cgroup family given with --extra-conf. Daemons read it at
+# start only: a change restarts them.
 if [ -n "$CGROUP_CONF" ]; then
+	cmp -s "$CGROUP_CONF" "$IC_ETC/cgroup.conf" || { CHANGED=1; PLUGINS_CHANGED=1; }
 	install -m 644 "$CGROUP_CONF" "$IC_ETC/cgroup.conf"
-else
+elif [ -f "$IC_ETC/cgroup.conf" ]; then
 	rm -f "$IC_ETC/cgroup.conf"
+	CHANGED=1
+	PLUGINS_CHANGED=1
 fi
 
 for b in slurmctld slurmd slurmstepd slurmdbd; do ln -sfn "$(ic_slurm_sbin "$b")" "$IC_BIN/$b"; done
@@ -500,7 +504,7 @@ if [ "$CHANGED" = 1 ] && [ "$NODES_CHANGED" = 1 ] && ic_running slurmctld; then
 	ic_log "nodes changed: restarting slurmctld and slurmd"
 	stop_slurm
 elif [ "$CHANGED" = 1 ] && [ "$PLUGINS_CHANGED" = 1 ] && ic_running slurmctld; then
-	ic_log "plugins, authentication or the idletime config path changed: restarting slurmctld and slurmd"
+	ic_log "plugins (cgroup.conf included), authentication or the idletime config path changed: restarting slurmctld and slurmd"
 	stop_slurm
 elif [ "$CHANGED" = 1 ] && ! ic_running slurmctld; then
 	stop_slurm # slurmd daemons still on the old config; no slurmctld to pass a reconfigure on

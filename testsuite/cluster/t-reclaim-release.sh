@@ -32,6 +32,7 @@ it_info "victim $victim: PENDING Restarts=1, ft record $(rc_admin_comment "$vict
 # RESUMED_FROM): the final save, taken after the notice and published in the Comment before the
 # requeue. (A change that skipped the Comment update of a preempted run's last save, to spare
 # slurmctld one write per victim, left "c" naming an older checkpoint or none.)
+[ -n "$RC_T_NOTICE" ] || it_fail "victim $victim printed no notice line: $(tr '\n' '|' <"$(rc_out rel "$victim")")"
 ckpt=$(rc_admin_comment "$victim" | grep -o '"c":[0-9]*' | tail -n 1 | cut -d: -f2)
 [ -n "$ckpt" ] && [ "$ckpt" -ge "${RC_T_NOTICE%.*}" ] ||
 	it_fail "released run's record names checkpoint '${ckpt:-none}', not its final save (notice at ${RC_T_NOTICE%.*})"
