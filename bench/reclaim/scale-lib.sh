@@ -238,14 +238,14 @@ sc_resume() {
 }
 
 # sc_plugin_time: preempt/idletime's time per preemptable() call in slurmctld since the last
-# round began (its summary lines "calls=N mean_us=M max_us=X"), all lines together.
+# round began (its summary lines "calls=N mean_us=M max_us=X ...; off_hold=K"), all lines together.
 sc_plugin_time() {
 	# grep finds nothing under preempt/partition_prio: not a failure (pipefail).
 	tail -n +"$((SC_LOG0 + 1))" "$IC_LOGD/slurmctld.log" | { grep -o 'idletime/preempt: preemptable() calls=.*' || true; } |
 		awk -v n="$SC_N" -v m="$SC_MODE" '{
 			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-			c += v["calls"]; ns += v["calls"] * v["mean_us"]; if (v["max_us"] > mx) mx = v["max_us"] }
-			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us\n", n, m, c, ns / c, mx
+			c += v["calls"]; ns += v["calls"] * v["mean_us"]; if (v["max_us"] > mx) mx = v["max_us"]; off += v["off_hold"] }
+			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us; %d refused off held nodes\n", n, m, c, ns / c, mx, off
 			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
 }
 # sc_fill_stamp: what a fill was made of (the victims, their save size, the queued jobs).

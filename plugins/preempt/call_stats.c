@@ -3,7 +3,9 @@
  * bench/reclaim/scale.sh. The call adds its time under the plugin's mutex (it holds it anyway);
  * the config watcher (plugin_config.c, once a second, no slurmctld lock) takes a summary when the
  * calls have paused for IDLE_S or every PERIOD_S while they keep coming, and logs it one line:
- *   idletime/preempt: preemptable() calls=N mean_us=M max_us=X over S s
+ *   idletime/preempt: preemptable() calls=N mean_us=M max_us=X over S s; off_hold=K
+ * calls counts the calls that reached the policy; off_hold those refused before it because the
+ * candidate runs off the held nodes of an owner that waits for its victims (reclaim_hold.c).
  */
 #include "plugins/preempt/slurm_internal.h"
 
@@ -24,9 +26,9 @@ void idletime_call_end(idletime_plugin_t *p, const struct timespec *t0)
 	idletime_call_stats_t *s = &p->stats;
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ns = (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec - (uint64_t)t0->tv_nsec;
-	if (!s->calls)
+	if (!s->calls && !s->off_hold)
 		s->first = t1.tv_sec;
+	ns = (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec - (uint64_t)t0->tv_nsec;
 	s->last = t1.tv_sec;
 	s->calls++;
 	s->ns += ns;
@@ -39,7 +41,7 @@ bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out)
 	struct timespec now;
 	idletime_call_stats_t *s = &p->stats;
 
-	if (!s->calls)
+	if (!s->calls && !s->off_hold)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (now.tv_sec - s->last < IDLE_S && now.tv_sec - s->first < PERIOD_S)
@@ -49,8 +51,23 @@ bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out)
 	return true;
 }
 
+void idletime_call_off_hold(idletime_plugin_t *p)
+{
+	struct timespec now;
+	idletime_call_stats_t *s = &p->stats;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!s->calls && !s->off_hold)
+		s->first = now.tv_sec;
+	s->last = now.tv_sec;
+	s->off_hold++;
+}
+
 void idletime_call_stats_log(const idletime_plugin_t *p, const idletime_call_stats_t *s)
 {
-	info("%s: %s calls=%" PRIu64 " mean_us=%.1f max_us=%.1f over %ld s", p->who, p->timed_call, s->calls,
-	     (double)s->ns / (double)s->calls / 1000.0, (double)s->max_ns / 1000.0, (long)(s->last - s->first + 1));
+	double mean_us = s->calls ? (double)s->ns / (double)s->calls / 1000.0 : 0.0;
+
+	info("%s: %s calls=%" PRIu64 " mean_us=%.1f max_us=%.1f over %ld s; off_hold=%" PRIu64, p->who,
+	     p->timed_call, s->calls, mean_us, (double)s->max_ns / 1000.0, (long)(s->last - s->first + 1),
+	     s->off_hold);
 }

@@ -65,6 +65,7 @@ const char *idletime_config_path(void);
 /* Time spent in the plugin's hot call (call_stats.c). */
 typedef struct {
 	uint64_t calls, ns, max_ns;
+	uint64_t off_hold; /* calls refused before the policy: off a waiting owner's held nodes */
 	time_t first, last; /* CLOCK_MONOTONIC seconds of the first and last call counted */
 } idletime_call_stats_t;
 
@@ -102,6 +103,8 @@ void idletime_call_begin(struct timespec *t0);
 void idletime_call_end(idletime_plugin_t *p, const struct timespec *t0);
 /* With p->lock held: a summary that is due (and resets the counts), else false. */
 bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out);
+/* Counts a call refused before the timed part (counted in the summary as off_hold). */
+void idletime_call_off_hold(idletime_plugin_t *p);
 void idletime_call_stats_log(const idletime_plugin_t *p, const idletime_call_stats_t *s);
 
 #endif

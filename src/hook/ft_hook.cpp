@@ -313,14 +313,23 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, c
     // write lock: with the owner's id one job is enough.
     // (With a note only that job counts, so the table would not name anyone else.)
     std::vector<slurmjob::StartedJob> jobs;
-    if (noted)
-        return slurmjob::started_quota_job(noted, time(nullptr) - 3600, jobs, err) &&
-               hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
+    slurmjob::StartedJob one;
+    const int64_t since = time(nullptr) - 3600;
+    if (noted) {
+        slurmjob::Job owner;
+        if (!slurmjob::load(noted, owner, err)) return false;
+        if (owner.snap.job_id == noted && hook::as_started_quota_job(owner, since, one)) jobs.push_back(one);
+        return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
+    }
     std::string text;
-    const hook::ProduceFn load = [](std::string &t, std::string &e) {
-        std::vector<slurmjob::StartedJob> v;
-        if (!slurmjob::started_quota_jobs(time(nullptr) - 3600, v, e)) return false;
-        t = hook::started_jobs_encode(v);
+    const hook::ProduceFn load = [since](std::string &t, std::string &e) {
+        std::vector<slurmjob::Job> all;
+        std::vector<slurmjob::StartedJob> quota;
+        slurmjob::StartedJob q;
+        if (!slurmjob::started_jobs(since, all, e)) return false;
+        for (const auto &j : all)
+            if (hook::as_started_quota_job(j, since, q)) quota.push_back(std::move(q));
+        t = hook::started_jobs_encode(quota);
         return true;
     };
     if (!hook::snapshot_shared(snapshot, hook::kPreemptorSnapshotMs, load, text, err)) return false;

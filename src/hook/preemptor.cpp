@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 namespace idletime::hook {
 namespace {
@@ -94,6 +95,14 @@ bool started_jobs_decode(const std::string &text, std::vector<slurmjob::StartedJ
         if (j.nodes.empty()) return false;
         out.push_back(std::move(j));
     }
+    return true;
+}
+
+bool as_started_quota_job(const slurmjob::Job &job, int64_t since, slurmjob::StartedJob &out) {
+    static constexpr std::string_view kQuota = "quota-";
+    const int64_t start = job.snap.start_time;
+    if (job.pending || start <= 0 || start < since || job.partition.rfind(kQuota, 0) != 0) return false;
+    out = {job.snap.job_id, start, job.partition.substr(kQuota.size()), job.snap.nodes};
     return true;
 }
 

@@ -16,6 +16,10 @@ namespace idletime::hook {
 // How old a shared snapshot of started quota jobs may be before a waiting hook loads it again.
 constexpr int64_t kPreemptorSnapshotMs = 1000;
 
+// job as a StartedJob when it is a job of a quota partition ("quota-<q>", its own partition)
+// that started at or after since.
+bool as_started_quota_job(const slurmjob::Job &job, int64_t since, slurmjob::StartedJob &out);
+
 // One line per job: "<id> <start> <quota> <node>[,<node>...]". Decoding refuses the whole text
 // on any malformed line (a damaged snapshot is reloaded, never half-read).
 std::string started_jobs_encode(const std::vector<slurmjob::StartedJob> &jobs);

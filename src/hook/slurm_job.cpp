@@ -118,7 +118,11 @@ bool load(uint32_t job_id, Job &out, std::string &err) {
     return true;
 }
 
-bool pending_jobs(std::vector<Job> &out, std::string &err) {
+namespace {
+
+// Every job of the table that keep(record) accepts, as Job (one slurm_load_jobs).
+template <class Keep>
+bool load_table(std::vector<Job> &out, std::string &err, Keep keep) {
     job_info_msg_t *msg = nullptr;
     out.clear();
     if (slurm_load_jobs(0, &msg, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) {
@@ -126,12 +130,24 @@ bool pending_jobs(std::vector<Job> &out, std::string &err) {
         return false;
     }
     for (uint32_t i = 0; msg && i < msg->record_count; i++) {
-        if ((msg->job_array[i].job_state & JOB_STATE_BASE) != JOB_PENDING) continue;
+        if (!keep(msg->job_array[i])) continue;
         out.emplace_back();
         fill(msg->job_array[i], out.back());
     }
     slurm_free_job_info_msg(msg);
     return true;
+}
+
+bool is_pending(const slurm_job_info_t &j) { return (j.job_state & JOB_STATE_BASE) == JOB_PENDING; }
+
+}  // namespace
+
+bool pending_jobs(std::vector<Job> &out, std::string &err) { return load_table(out, err, is_pending); }
+
+bool started_jobs(int64_t since, std::vector<Job> &out, std::string &err) {
+    return load_table(out, err, [since](const slurm_job_info_t &j) {
+        return !is_pending(j) && j.start_time > 0 && int64_t(j.start_time) >= since;
+    });
 }
 
 
@@ -336,54 +352,6 @@ bool cancel(uint32_t job_id, std::string &err) {
         err = slurm_err();
         return false;
     }
-    return true;
-}
-
-namespace {
-
-// j as a StartedJob when it is a quota-partition job that started at or after since.
-bool as_started_quota_job(const slurm_job_info_t &j, int64_t since, StartedJob &out) {
-    static constexpr std::string_view kQuota = "quota-";
-    if ((j.job_state & JOB_STATE_BASE) == JOB_PENDING || !j.partition || j.start_time <= 0 ||
-        j.start_time < since)
-        return false;
-    std::string_view part(j.partition);
-    part = part.substr(0, part.find(','));  // a started job's own partition comes first
-    if (part.rfind(kQuota, 0) != 0) return false;
-    out = {j.job_id, int64_t(j.start_time), std::string(part.substr(kQuota.size())), expand(j.nodes)};
-    return true;
-}
-
-}  // namespace
-
-bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err) {
-    err.clear();
-    out.clear();
-    job_info_msg_t *msg = nullptr;
-    if (slurm_load_jobs(0, &msg, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) {
-        err = slurm_err();
-        return false;
-    }
-    StartedJob one;
-    for (uint32_t i = 0; msg && i < msg->record_count; i++)
-        if (as_started_quota_job(msg->job_array[i], since, one)) out.push_back(std::move(one));
-    slurm_free_job_info_msg(msg);
-    return true;
-}
-
-bool started_quota_job(uint32_t job_id, int64_t since, std::vector<StartedJob> &out, std::string &err) {
-    err.clear();
-    out.clear();
-    job_info_msg_t *msg = nullptr;
-    if (idletime_load_job(&msg, job_id, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) {
-        err = slurm_err();
-        return false;
-    }
-    StartedJob one;
-    for (uint32_t i = 0; msg && i < msg->record_count; i++)
-        if (msg->job_array[i].job_id == job_id && as_started_quota_job(msg->job_array[i], since, one))
-            out.push_back(std::move(one));
-    slurm_free_job_info_msg(msg);
     return true;
 }
 

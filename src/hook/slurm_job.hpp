@@ -72,10 +72,9 @@ struct StartedJob {
     std::string quota;               // the partition name without "quota-"
     std::vector<std::string> nodes;  // expanded
 };
-// Every quota-partition job that started at or after since (one slurm_load_jobs).
-bool started_quota_jobs(int64_t since, std::vector<StartedJob> &out, std::string &err);
-// The same for one job (one single-job load): out holds it when it qualifies, else nothing.
-bool started_quota_job(uint32_t job_id, int64_t since, std::vector<StartedJob> &out, std::string &err);
+// Every job that started (running or ended) at or after since (one slurm_load_jobs);
+// hook::as_started_quota_job picks the quota jobs among them.
+bool started_jobs(int64_t since, std::vector<Job> &out, std::string &err);
 bool cancel(uint32_t job_id, std::string &err);
 
 }  // namespace idletime::slurmjob

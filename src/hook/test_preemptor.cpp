@@ -56,6 +56,35 @@ START_TEST(note_names_the_owner_of_two_on_one_node) {
 }
 END_TEST
 
+// What the hook takes from a loaded job (the noted owner, or each job of the table): its own
+// (first) partition must be a quota's, and it must have started at or after since.
+START_TEST(started_quota_job_from_a_loaded_job) {
+    slurmjob::Job j;
+    j.snap.job_id = 40;
+    j.snap.start_time = 1100;
+    j.snap.nodes = {"a100-1"};
+    j.partition = "quota-team-a";
+    StartedJob out;
+    ck_assert(hook::as_started_quota_job(j, 1100, out));
+    ck_assert_uint_eq(out.job_id, 40);
+    ck_assert_int_eq(out.start_time, 1100);
+    ck_assert_str_eq(out.quota.c_str(), "team-a");
+    ck_assert_uint_eq(out.nodes.size(), 1);
+    ck_assert(!hook::as_started_quota_job(j, 1101, out));  // started before since
+    slurmjob::Job other = j;
+    other.partition = "idle-a100";
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
+    other.partition = "xquota-team-a";
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
+    other = j;
+    other.pending = true;  // a pending job's start_time is only Slurm's expected start
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
+    other = j;
+    other.snap.start_time = 0;
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
+}
+END_TEST
+
 START_TEST(encoding_round_trip_and_damage) {
     std::vector<StartedJob> back;
     const std::string text = hook::started_jobs_encode(kJobs);
@@ -184,6 +213,7 @@ Suite *make_suite() {
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, picks_first_start_after_notice_on_shared_node);
     tcase_add_test(tc, note_names_the_owner_of_two_on_one_node);
+    tcase_add_test(tc, started_quota_job_from_a_loaded_job);
     tcase_add_test(tc, encoding_round_trip_and_damage);
     tcase_add_test(tc, snapshot_reused_while_fresh);
     tcase_add_test(tc, symlinked_snapshot_not_followed);

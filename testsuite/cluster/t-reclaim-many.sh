@@ -6,7 +6,8 @@
 #  (a) every victim of both owners gets its notice before either owner starts: one scheduling
 #      pass reclaims both nodes (Slurm's fail_by_part looks at one owner per pass: without the
 #      hold the second owner's victims were notified only after the first owner ran);
-#  (b) exactly 8 victims, none twice; slurmctld logs a node hold for each owner;
+#  (b) exactly 8 victims, none twice; slurmctld logs a node hold for each owner, and a held
+#      owner's candidate searches skip the jobs off its held node (off_hold);
 #  (c) the queued idle-time jobs never start on a held node while its victims leave one by one;
 #  (d) an owner with its own ReqNodeList (-w) is never held (it keeps Slurm's behaviour);
 #  (e) a victim spanning both nodes is not held for a one-node owner (a 2-node hold would make it
@@ -82,6 +83,11 @@ for o in "$oa" "$ob"; do
 	tail -n +"$((m + 1))" "$log" | grep -q "idletime/preempt: JobId=$o waits for its victims .* held for it" ||
 		it_fail "no node hold logged for owner $o"
 done
+# While an owner waited, its candidate searches skipped the jobs off its held node (the other
+# owner's victims): preempt/idletime's summary line counts them as off_hold once the calls pause.
+off_hold_seen() { tail -n +"$((m + 1))" "$log" | grep -Eo 'idletime/preempt: preemptable\(\) calls=[0-9]+ .*; off_hold=[1-9][0-9]*' | tail -n1 | grep .; }
+ic_poll 70 off_hold_seen >/dev/null ||
+	it_fail "no preemptable() summary with off_hold > 0 after the owners ran: $(tail -n +"$((m + 1))" "$log" | grep -o 'preemptable() calls=.*' | tr '\n' '|')"
 # (c)
 for q in "${queued[@]}"; do
 	it_assert_eq PENDING "$(it_job_field "$q" JobState)" "queued idle-time job $q while the owners run"
