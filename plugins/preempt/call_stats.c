@@ -26,7 +26,7 @@ void idletime_call_end(idletime_plugin_t *p, const struct timespec *t0)
 	idletime_call_stats_t *s = &p->stats;
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!s->calls)
+	if (!s->first)
 		s->first = t1.tv_sec;
 	ns = (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec - (uint64_t)t0->tv_nsec;
 	s->last = t1.tv_sec;
@@ -41,9 +41,16 @@ bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out)
 	struct timespec now;
 	idletime_call_stats_t *s = &p->stats;
 
-	if (!s->calls)
+	if (!s->calls && !s->off_hold)
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (s->off_hold != s->off_hold_seen) { /* refusals since the watcher's last look (1 s ago) */
+		s->off_hold_seen = s->off_hold;
+		if (!s->first)
+			s->first = now.tv_sec;
+		if (s->last < now.tv_sec)
+			s->last = now.tv_sec;
+	}
 	if (now.tv_sec - s->last < IDLE_S && now.tv_sec - s->first < PERIOD_S)
 		return false;
 	*out = *s;
@@ -51,8 +58,8 @@ bool idletime_call_stats_take(idletime_plugin_t *p, idletime_call_stats_t *out)
 	return true;
 }
 
-/* No clock here: ~2,000 such refusals per owner and pass at 2,048 running; the summary's period
- * is that of the timed calls (a held owner's search always reaches its held nodes' jobs). */
+/* No clock here (~2,000 such refusals per owner and pass at 2,048 running): the watcher's once-a-
+ * second look (idletime_call_stats_take) dates them, so a period of refusals alone is logged too. */
 void idletime_call_off_hold(idletime_plugin_t *p)
 {
 	p->stats.off_hold++;

@@ -66,6 +66,7 @@ const char *idletime_config_path(void);
 typedef struct {
 	uint64_t calls, ns, max_ns;
 	uint64_t off_hold; /* calls refused before the policy: off a waiting owner's held nodes */
+	uint64_t off_hold_seen; /* off_hold at the watcher's last look */
 	time_t first, last; /* CLOCK_MONOTONIC seconds of the first and last call counted */
 } idletime_call_stats_t;
 

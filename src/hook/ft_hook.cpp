@@ -312,6 +312,7 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, c
     // job read lock while it is packed, and the owners still waiting for their victims need the
     // write lock: with the owner's id one job is enough.
     // (With a note only that job counts, so the table would not name anyone else.)
+    err.clear();  // this look's error only
     std::vector<slurmjob::StartedJob> jobs;
     slurmjob::StartedJob one;
     const int64_t since = time(nullptr) - 3600;

@@ -101,8 +101,10 @@ bool started_jobs_decode(const std::string &text, std::vector<slurmjob::StartedJ
 bool as_started_quota_job(const slurmjob::Job &job, int64_t since, slurmjob::StartedJob &out) {
     static constexpr std::string_view kQuota = "quota-";
     const int64_t start = job.snap.start_time;
-    if (job.pending || start <= 0 || start < since || job.partition.rfind(kQuota, 0) != 0) return false;
-    out = {job.snap.job_id, start, job.partition.substr(kQuota.size()), job.snap.nodes};
+    const std::string part = job.partition.substr(0, job.partition.find(','));  // its own comes first
+    if (job.pending || start <= 0 || start < since || part.size() <= kQuota.size() || part.rfind(kQuota, 0) != 0)
+        return false;
+    out = {job.snap.job_id, start, part.substr(kQuota.size()), job.snap.nodes};
     return true;
 }
 

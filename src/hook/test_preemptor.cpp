@@ -76,6 +76,13 @@ START_TEST(started_quota_job_from_a_loaded_job) {
     ck_assert(!hook::as_started_quota_job(other, 0, out));
     other.partition = "xquota-team-a";
     ck_assert(!hook::as_started_quota_job(other, 0, out));
+    other.partition = "quota-";  // no quota name
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
+    other.partition = "quota-team-b,idle-a100";  // a list: the job's own partition comes first
+    ck_assert(hook::as_started_quota_job(other, 0, out));
+    ck_assert_str_eq(out.quota.c_str(), "team-b");
+    other.partition = "idle-a100,quota-team-b";
+    ck_assert(!hook::as_started_quota_job(other, 0, out));
     other = j;
     other.pending = true;  // a pending job's start_time is only Slurm's expected start
     ck_assert(!hook::as_started_quota_job(other, 0, out));

@@ -83,9 +83,10 @@ for o in "$oa" "$ob"; do
 	tail -n +"$((m + 1))" "$log" | grep -q "idletime/preempt: JobId=$o waits for its victims .* held for it" ||
 		it_fail "no node hold logged for owner $o"
 done
-# While an owner waited, its candidate searches skipped the jobs off its held node (the other
-# owner's victims): preempt/idletime's summary line counts them as off_hold once the calls pause.
-off_hold_seen() { tail -n +"$((m + 1))" "$log" | grep -Eo 'idletime/preempt: preemptable\(\) calls=[0-9]+ .*; off_hold=[1-9][0-9]*' | tail -n1 | grep .; }
+# While an owner waited, its candidate searches skipped the jobs off its held node (every other
+# running job is on the other node: the other owner's victims): preempt/idletime's summary line
+# counts them as off_hold once the calls pause.
+off_hold_seen() { tail -n +"$((m + 1))" "$log" | grep -Eq 'idletime/preempt: preemptable\(\) calls=[0-9]+ .*; off_hold=[1-9][0-9]*'; }
 ic_poll 70 off_hold_seen >/dev/null ||
 	it_fail "no preemptable() summary with off_hold > 0 after the owners ran: $(tail -n +"$((m + 1))" "$log" | grep -o 'preemptable() calls=.*' | tr '\n' '|')"
 # (c)
