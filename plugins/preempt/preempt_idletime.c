@@ -105,7 +105,7 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_hold_sweep(sched, now, preemptor->job_id);
-	if (idletime_hold_elsewhere(sched, preemptor, preemptee)) {
+	if (idletime_hold_excludes(sched, preemptor, preemptee)) {
 		idletime_call_off_hold(&plugin);
 		slurm_mutex_unlock(&sched_lock);
 		return false;
