@@ -43,21 +43,24 @@ extern void fini(void)
 	idletime_plugin_fini(&plugin);
 }
 
+/* Whether a job of partition a may ever preempt one of b (the policy's partition rule, as the job
+ * views would carry it: idletime_job_view); caller holds sched_lock. */
+static bool may_preempt_partition(part_record_t *a, part_record_t *b)
+{
+	return idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
+						     b->preempt_mode == PREEMPT_MODE_OFF) == 1;
+}
+
 extern bool preempt_p_job_preempt_check(job_queue_rec_t *preemptor, job_queue_rec_t *preemptee)
 {
 	part_record_t *a = preemptor->part_ptr, *b = preemptee->part_ptr;
-	int rc;
+	bool rc;
 
 	slurm_mutex_lock(&sched_lock);
 	idletime_hold_sweep(sched, time(NULL), 0); /* the queue sort: job write lock, no job mid-select */
-	if (!a || !b || !bit_overlap_any(a->node_bitmap, b->node_bitmap)) {
-		slurm_mutex_unlock(&sched_lock);
-		return false;
-	}
-	rc = idletime_sched_partitions_may_preempt(sched, a->name, a->priority_tier, b->name, b->priority_tier,
-						   b->preempt_mode == PREEMPT_MODE_OFF);
+	rc = a && b && bit_overlap_any(a->node_bitmap, b->node_bitmap) && may_preempt_partition(a, b);
 	slurm_mutex_unlock(&sched_lock);
-	return rc == 1;
+	return rc;
 }
 
 /* A guaranteed job's first candidate, usually found at its submission, where slurmctld only tests:
@@ -105,8 +108,15 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_hold_sweep(sched, now, preemptor->job_id);
-	if (idletime_hold_excludes(sched, preemptor, preemptee)) {
+	if (idletime_hold_elsewhere(sched, preemptor, preemptee)) {
 		idletime_call_off_hold(&plugin);
+		slurm_mutex_unlock(&sched_lock);
+		return false;
+	}
+	/* The policy's first rule, on the partitions alone: Slurm asks about every running job for
+	 * every pending job it tries, idle-time ones included (none of which may preempt anything),
+	 * and most answers need no job view. */
+	if (!may_preempt_partition(preemptor->part_ptr, preemptee->part_ptr)) {
 		slurm_mutex_unlock(&sched_lock);
 		return false;
 	}

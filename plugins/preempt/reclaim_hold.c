@@ -207,29 +207,26 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id)
 	}
 }
 
-/* The union of the nodes of owner's hold's victims, from their job records while they leave, and
- * the victims' ids (NULL once one is gone or runs again: its nodes are not known here, or when
- * the hold has more victims than fit). Computed once per owner and hold generation (one candidate
- * search asks about every running job); count: its node count. */
-#define MAX_CACHED_VICTIMS 256
+/* The union of the nodes of owner's hold's victims, from their job records while they leave
+ * (NULL once one is gone or runs again: its nodes are not known here). Computed once per owner and
+ * hold generation (one candidate search asks about every running job); count: its node count. */
 static bitstr_t *cached;
 static uint32_t cached_owner;
 static uint64_t cached_generation = UINT64_MAX;
 static int64_t cached_count;
-static uint32_t cached_victims[MAX_CACHED_VICTIMS];
-static size_t cached_n;
 
 static bitstr_t *held_nodes(idletime_sched_t *sched, job_record_t *owner, int64_t *count)
 {
+	static uint32_t ids[256];
+	size_t n;
+
 	if (owner->job_id != cached_owner || hold_generation != cached_generation) {
 		cached_owner = owner->job_id;
 		cached_generation = hold_generation;
 		FREE_NULL_BITMAP(cached);
-		cached_n = idletime_sched_hold_victims(sched, owner->job_id, cached_victims, MAX_CACHED_VICTIMS);
-		if (cached_n >= MAX_CACHED_VICTIMS)
-			cached_n = 0; /* perhaps more than fit: Slurm's search */
-		for (size_t i = 0; i < cached_n; i++) {
-			job_record_t *v = find_job_record(cached_victims[i]);
+		n = idletime_sched_hold_victims(sched, owner->job_id, ids, sizeof(ids) / sizeof(ids[0]));
+		for (size_t i = 0; i < n; i++) {
+			job_record_t *v = find_job_record(ids[i]);
 
 			/* A victim requeued and started again elsewhere has other nodes now. */
 			if (!v || !v->node_bitmap || (IS_JOB_RUNNING(v) && !v->preempt_time)) {
@@ -247,14 +244,6 @@ static bitstr_t *held_nodes(idletime_sched_t *sched, job_record_t *owner, int64_
 	return cached;
 }
 
-static bool cached_victim(uint32_t job_id)
-{
-	for (size_t i = 0; i < cached_n; i++)
-		if (cached_victims[i] == job_id)
-			return true;
-	return false;
-}
-
 /* Whether owner can use no node beyond count required ones: its GPUs are asked per node (no
  * --gpus or --gpus-per-task, which Slurm may spread over more nodes) and it cannot have more
  * nodes (-N min-max equal) or has no more tasks than nodes (a task never spans nodes). A required
@@ -268,19 +257,17 @@ static bool cannot_spread(job_record_t *owner, int64_t count)
 	return d->max_nodes == d->min_nodes || d->num_tasks <= d->min_nodes;
 }
 
-bool idletime_hold_excludes(idletime_sched_t *sched, job_record_t *owner, job_record_t *candidate)
+bool idletime_hold_elsewhere(idletime_sched_t *sched, job_record_t *owner, job_record_t *candidate)
 {
 	int64_t count;
 	bitstr_t *held = held_nodes(sched, owner, &count);
 
-	if (!held || !candidate->node_bitmap || !cannot_spread(owner, count))
-		return false;
-	return !bit_overlap_any(held, candidate->node_bitmap) || !cached_victim(candidate->job_id);
+	return held && candidate->node_bitmap && cannot_spread(owner, count) &&
+	       !bit_overlap_any(held, candidate->node_bitmap);
 }
 
 void idletime_hold_fini(void)
 {
 	FREE_NULL_BITMAP(cached);
-	cached_n = 0;
 	cached_generation = UINT64_MAX;
 }
