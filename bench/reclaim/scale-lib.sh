@@ -245,7 +245,7 @@ sc_plugin_time() {
 		awk -v n="$SC_N" -v m="$SC_MODE" '{
 			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 			c += v["calls"]; ns += v["calls"] * v["mean_us"]; if (v["max_us"] > mx) mx = v["max_us"]; off += v["off_hold"] }
-			END { if (c) printf "N=%d %s: preempt/idletime preemptable(): %d calls, mean %.1f us, max %.1f us; %d refused off held nodes\n", n, m, c, ns / c, mx, off
+			END { if (c || off) printf "N=%d %s: preempt/idletime preemptable(): %d calls with job views, mean %.1f us, max %.1f us; %d refused off held nodes\n", n, m, c, c ? ns / c : 0, mx, off
 			      else printf "N=%d %s: no preempt/idletime summary in the slurmctld log (PreemptType?)\n", n, m }'
 }
 # sc_fill_stamp: what a fill was made of (the victims, their save size, the queued jobs).

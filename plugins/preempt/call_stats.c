@@ -4,8 +4,9 @@
  * the config watcher (plugin_config.c, once a second, no slurmctld lock) takes a summary when the
  * calls have paused for IDLE_S or every PERIOD_S while they keep coming, and logs it one line:
  *   idletime/preempt: preemptable() calls=N mean_us=M max_us=X over S s; off_hold=K
- * calls counts the calls that reached the policy; off_hold those refused before it because the
- * candidate runs off the held nodes of an owner that waits for its victims (reclaim_hold.c).
+ * calls counts the decisions made on the two jobs' views (pairs whose partitions rule out any
+ * preemption are answered before, uncounted); off_hold the jobs the partitions allow but refused
+ * because they run off the held nodes of an owner that waits for its victims (reclaim_hold.c).
  */
 #include "plugins/preempt/slurm_internal.h"
 

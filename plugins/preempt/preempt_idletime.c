@@ -108,15 +108,15 @@ extern bool preempt_p_preemptable(job_record_t *preemptee, job_record_t *preempt
 		return false;
 	slurm_mutex_lock(&sched_lock); /* also guards the cached TRES position in job_view.c */
 	idletime_hold_sweep(sched, now, preemptor->job_id);
-	if (idletime_hold_elsewhere(sched, preemptor, preemptee)) {
-		idletime_call_off_hold(&plugin);
+	/* The policy's first rule, on the partitions alone: Slurm asks about every job of its job list
+	 * for every pending job it tries, idle-time ones included (which preempt no job of a managed
+	 * partition), and most answers need no job view. */
+	if (!may_preempt_partition(preemptor->part_ptr, preemptee->part_ptr)) {
 		slurm_mutex_unlock(&sched_lock);
 		return false;
 	}
-	/* The policy's first rule, on the partitions alone: Slurm asks about every running job for
-	 * every pending job it tries, idle-time ones included (none of which may preempt anything),
-	 * and most answers need no job view. */
-	if (!may_preempt_partition(preemptor->part_ptr, preemptee->part_ptr)) {
+	if (idletime_hold_elsewhere(sched, preemptor, preemptee)) {
+		idletime_call_off_hold(&plugin);
 		slurm_mutex_unlock(&sched_lock);
 		return false;
 	}

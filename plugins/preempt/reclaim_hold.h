@@ -18,7 +18,7 @@ void idletime_hold_sweep(idletime_sched_t *sched, time_t now, uint32_t skip_id);
 /* Whether candidate runs only outside the nodes owner's hold keeps for it, while owner can use no
  * other node: its GPUs are asked per node and it cannot have more nodes or tasks than held nodes
  * (reclaim_hold.c cannot_spread). Such a job cannot free anything owner could use. Slurm asks
- * preemptable() about every running job of the owner's partition in each candidate search, and
+ * preemptable() about every job of its job list in each candidate search, and
  * detaches the owner's required nodes meanwhile; without this every waiting owner's search listed
  * all 2,048 running idle-time jobs of issue 14's scale (then sorted them and tried them one by one)
  * in every scheduling pass. */
