@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "plugins/spank/idletime_env.h"
+#include "core/config.hpp"
 #include "sched/policy.hpp"
 
 namespace idletime::jobsubmit {
@@ -57,7 +58,7 @@ using ResolutionPtr = std::unique_ptr<idletime_resolution_t, decltype(&idletime_
 // derivable from the inputs (quota unknown? still failing without the GPU spec?).
 ErrorKind classify(const idletime_config_t *cfg, idletime_request_t req) {
     if (req.quota) {
-        std::string part = std::string("quota-") + req.quota;
+        std::string part = quota_partition(std::string_view(req.quota));
         if (idletime_partition_kind(cfg, part.c_str(), nullptr) != IDLETIME_PART_QUOTA) return ErrorKind::Quota;
     }
     if (!req.gpu_spec) return ErrorKind::Account;

@@ -67,7 +67,8 @@ typedef struct {
 	uint64_t calls, ns, max_ns;
 	uint64_t off_hold; /* calls refused before the policy: off a waiting owner's held nodes */
 	uint64_t off_hold_seen; /* off_hold at the watcher's last look */
-	time_t first, last; /* CLOCK_MONOTONIC seconds of the first and last call counted */
+	time_t first, last; /* CLOCK_MONOTONIC seconds of the period's first and last timed call, or
+			     * of a watcher's look that found new off-hold refusals */
 } idletime_call_stats_t;
 
 /* One plugin's policy state and how it reports (plugin_config.c). */

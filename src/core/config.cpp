@@ -14,7 +14,7 @@ const Tenant *Config::tenant(const std::string &name) const { return find_named(
 const Pool *Config::pool(const std::string &name) const { return find_named(pools, name); }
 const Quota *Config::quota(const std::string &name) const { return find_named(quotas, name); }
 
-std::string quota_partition(const Quota &q) { return "quota-" + q.name; }
+std::string quota_partition(const Quota &q) { return quota_partition(std::string_view(q.name)); }
 std::string idle_partition(const Pool &p) { return "idle-" + p.name; }
 
 const char *ft_policy_name(FtPolicy p) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ft_settings.hpp"
@@ -80,9 +81,21 @@ struct Config {
     const Pool *pool_of(const Quota &q) const { return pool(q.pool); }
 };
 
-// Partition names the core renders and recognises.
+// Partition names the core renders and recognises: "quota-<quota>" and "idle-<pool>".
+inline constexpr std::string_view kQuotaPartitionPrefix = "quota-";
+inline std::string quota_partition(std::string_view quota) {
+    return std::string(kQuotaPartitionPrefix).append(quota);
+}
 std::string quota_partition(const Quota &q);
 std::string idle_partition(const Pool &p);
+
+// The quota a partition's name renders ("quota-gpu-a" -> "gpu-a"); empty for any other name,
+// "quota-" alone included. By name only: whether the quota is configured is Config::quota's.
+// A job's partition list ("quota-a,idle-x") is not a name: cut it first.
+inline std::string_view quota_of_partition(std::string_view partition) {
+    if (partition.size() <= kQuotaPartitionPrefix.size() || partition.rfind(kQuotaPartitionPrefix, 0) != 0) return {};
+    return partition.substr(kQuotaPartitionPrefix.size());
+}
 
 // Parses and validates JSON text. On failure returns false and fills errors with one-line
 // messages, each starting with the JSON path ("$.quotas[1].pool: ...").

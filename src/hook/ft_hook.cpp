@@ -318,7 +318,7 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, c
     const int64_t since = time(nullptr) - 3600;
     if (noted) {
         slurmjob::Job owner;
-        if (!slurmjob::load(noted, owner, err)) return false;
+        if (!slurmjob::load(noted, owner, err, false)) return false;
         if (owner.snap.job_id == noted && hook::as_started_quota_job(owner, since, one)) jobs.push_back(one);
         return hook::pick_preemptor(jobs, id, job.snap.nodes, job.snap.preempt_time, noted, who);
     }
@@ -327,7 +327,7 @@ bool look_for_preemptor(uint32_t id, const slurmjob::Job &job, uint32_t noted, c
         std::vector<slurmjob::Job> all;
         std::vector<slurmjob::StartedJob> quota;
         slurmjob::StartedJob q;
-        if (!slurmjob::started_jobs(since, all, e)) return false;
+        if (!slurmjob::started_quota_jobs(since, all, e)) return false;
         for (const auto &j : all)
             if (hook::as_started_quota_job(j, since, q)) quota.push_back(std::move(q));
         t = hook::started_jobs_encode(quota);
@@ -469,7 +469,7 @@ bool same_run_pending(uint32_t id, uint32_t restart_cnt) {
     slurmjob::Job j;
     std::string err;
     slurmjob::clear_error();
-    return slurmjob::load(id, j, err) && j.pending && j.snap.restart_cnt == restart_cnt;
+    return slurmjob::load(id, j, err, false) && j.pending && j.snap.restart_cnt == restart_cnt;
 }
 
 void wake_scheduler(uint32_t id, int wait_s, const std::string &wake_dir) {

@@ -1,6 +1,7 @@
 // See preemptor.hpp.
 #include "hook/preemptor.hpp"
 #include "hook/state_file.hpp"
+#include "core/config.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -99,12 +100,11 @@ bool started_jobs_decode(const std::string &text, std::vector<slurmjob::StartedJ
 }
 
 bool as_started_quota_job(const slurmjob::Job &job, int64_t since, slurmjob::StartedJob &out) {
-    static constexpr std::string_view kQuota = "quota-";
     const int64_t start = job.snap.start_time;
-    const std::string part = job.partition.substr(0, job.partition.find(','));  // its own comes first
-    if (job.pending || start <= 0 || start < since || part.size() <= kQuota.size() || part.rfind(kQuota, 0) != 0)
-        return false;
-    out = {job.snap.job_id, start, part.substr(kQuota.size()), job.snap.nodes};
+    const std::string_view part = std::string_view(job.partition).substr(0, job.partition.find(','));  // its own comes first
+    const std::string_view quota = quota_of_partition(part);
+    if (job.pending || start <= 0 || start < since || quota.empty()) return false;
+    out = {job.snap.job_id, start, std::string(quota), job.snap.nodes};
     return true;
 }
 

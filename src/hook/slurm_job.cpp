@@ -1,5 +1,6 @@
 // libslurm calls behind slurm_job.hpp (public API only; no command output is parsed).
 #include "hook/slurm_job.hpp"
+#include "core/config.hpp"
 
 #include <slurm/slurm.h>
 #include "compat/slurm_api.h"
@@ -102,9 +103,10 @@ void init() {
 
 // Every job load here is SHOW_LOCAL: the hook runs on the cluster that ran the job, and without
 // it libslurm first asks slurmctld for the federation (one RPC more per call, per poll).
-bool load(uint32_t job_id, Job &out, std::string &err) {
+bool load(uint32_t job_id, Job &out, std::string &err, bool detail) {
     job_info_msg_t *msg = nullptr;
-    if (idletime_load_job(&msg, job_id, SHOW_ALL | SHOW_DETAIL | SHOW_LOCAL) != SLURM_SUCCESS) {
+    const uint16_t show = SHOW_ALL | SHOW_LOCAL | (detail ? SHOW_DETAIL : 0);
+    if (idletime_load_job(&msg, job_id, show) != SLURM_SUCCESS) {
         err = slurm_err();
         return false;
     }
@@ -144,9 +146,11 @@ bool is_pending(const slurm_job_info_t &j) { return (j.job_state & JOB_STATE_BAS
 
 bool pending_jobs(std::vector<Job> &out, std::string &err) { return load_table(out, err, is_pending); }
 
-bool started_jobs(int64_t since, std::vector<Job> &out, std::string &err) {
+bool started_quota_jobs(int64_t since, std::vector<Job> &out, std::string &err) {
     return load_table(out, err, [since](const slurm_job_info_t &j) {
-        return !is_pending(j) && j.start_time > 0 && int64_t(j.start_time) >= since;
+        if (is_pending(j) || j.start_time <= 0 || int64_t(j.start_time) < since || !j.partition) return false;
+        const std::string_view list(j.partition);
+        return !quota_of_partition(list.substr(0, list.find(','))).empty();
     });
 }
 

@@ -33,8 +33,10 @@ struct Job {
 };
 
 // Loads the job; snap.nodes/required_nodes are filled (expanded), snap.failed_nodes is left
-// to failed_nodes() (one more RPC).
-bool load(uint32_t job_id, Job &out, std::string &err);
+// to failed_nodes() (one more RPC). detail=false leaves out SHOW_DETAIL (per-node resource
+// layout and the like: less packing under slurmctld's job read lock) for callers that read only
+// the state, partition, times and nodes.
+bool load(uint32_t job_id, Job &out, std::string &err, bool detail = true);
 // Those of nodes that are down, failing, not responding or drained now.
 bool failed_nodes(const std::vector<std::string> &nodes, std::vector<std::string> &out,
                   std::string &err);
@@ -72,9 +74,10 @@ struct StartedJob {
     std::string quota;               // the partition name without "quota-"
     std::vector<std::string> nodes;  // expanded
 };
-// Every job that started (running or ended) at or after since (one slurm_load_jobs);
-// hook::as_started_quota_job picks the quota jobs among them.
-bool started_jobs(int64_t since, std::vector<Job> &out, std::string &err);
+// Every job of a quota partition (its own partition, the first of its list) that started (running
+// or ended) at or after since (one slurm_load_jobs); other records are dropped before they are
+// filled. hook::as_started_quota_job turns them into StartedJob.
+bool started_quota_jobs(int64_t since, std::vector<Job> &out, std::string &err);
 bool cancel(uint32_t job_id, std::string &err);
 
 }  // namespace idletime::slurmjob

@@ -1,4 +1,5 @@
 #include "replay/tracker.hpp"
+#include "core/config.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -111,7 +112,7 @@ JobRun merge_run(const PolledRun *pr, const LoggedRun *lr, bool ckpt, double t0)
     run.start_s = start - t0;
     run.end_s = std::max(run.start_s, end - t0);
     run.partition = pr ? pr->partition : "";
-    run.in_quota = run.partition.rfind("quota-", 0) == 0;
+    run.in_quota = !quota_of_partition(run.partition).empty();
     double notice = pr && pr->notice > 0 ? pr->notice : -1;
     if (lr && lr->notice > 0 && (notice < 0 || lr->notice < notice))
         notice = lr->notice;

@@ -162,7 +162,7 @@ bool Catalog::quota_mode(const std::string &account, const std::vector<std::stri
     }
     if (found != 1) return quota.clear(), false;
     bool q = false, idle = false;
-    for (const std::string &p : partitions) (p.rfind("quota-", 0) == 0 ? q : idle) = true;
+    for (const std::string &p : partitions) (quota_of_partition(p).empty() ? idle : q) = true;
     mode = q && idle ? "acceptable" : q ? "none" : "only";
     return true;
 }

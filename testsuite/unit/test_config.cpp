@@ -125,6 +125,22 @@ START_TEST(test_model_and_defaults) {
 }
 END_TEST
 
+// The one parser of "quota-<q>" (the hook, the job views, the replay and job_submit share it).
+START_TEST(test_quota_of_partition) {
+    using idletime::quota_of_partition;
+    ck_assert_cxx_str_eq(std::string(quota_of_partition("quota-gpu-a")), "gpu-a");
+    ck_assert_cxx_str_eq(std::string(quota_of_partition(idletime::quota_partition("q"))), "q");
+    ck_assert(quota_of_partition("quota-").empty());      // no quota named
+    ck_assert(quota_of_partition("quota").empty());
+    ck_assert(quota_of_partition("idle-a100").empty());
+    ck_assert(quota_of_partition("xquota-a").empty());    // a prefix, not a substring
+    ck_assert(quota_of_partition("QUOTA-a").empty());     // as quota_partition renders it
+    ck_assert(quota_of_partition("").empty());
+    // A list is not a name: the whole tail is returned, so callers cut at the first comma.
+    ck_assert_cxx_str_eq(std::string(quota_of_partition("quota-a,idle-x")), "a,idle-x");
+}
+END_TEST
+
 START_TEST(test_example_config_valid) {
     std::ifstream in(srcpath("etc/idletime.json"));
     std::stringstream ss;
@@ -143,6 +159,7 @@ Suite *make_suite() {
     tcase_add_loop_test(tc, test_rules, 0, sizeof kCases / sizeof kCases[0]);
     tcase_add_test(tc, test_model_and_defaults);
     tcase_add_test(tc, test_example_config_valid);
+    tcase_add_test(tc, test_quota_of_partition);
     suite_add_tcase(s, tc);
     return s;
 }
