@@ -145,6 +145,31 @@ ic_stop_daemons() {
 }
 ic_stop_daemon() { ic_stop_daemons "${2:-20}" "$1"; }
 
+# This cluster's MariaDB servers that its pid file in IC_RUN does not name (seen once: a failed
+# start attempt left a mariadbd behind that later held the port of another cluster): every
+# mariadbd whose command line names this cluster's data directory.
+ic_stray_mariadbd() {
+	local p named
+	named=$(ic_pid mariadbd) || named=
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = mariadbd ] || continue
+		[ "${p#/proc/}" != "$named" ] && [ "$(stat -c %U "$p" 2>/dev/null)" = mysql ] || continue
+		{ tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null | grep -qxF -- "--datadir=$IC_MYSQL/data" || continue
+		echo "${p#/proc/}"
+	done
+}
+
+# Stops them (SIGTERM, SIGKILL after 30 s) and says so.
+ic_stop_stray_mariadbd() {
+	local stray p
+	stray=$(ic_stray_mariadbd)
+	[ -n "$stray" ] || return 0
+	ic_log "stopping a mariadbd of this cluster that no pid file names: $(echo "$stray" | tr '\n' ' ')"
+	for p in $stray; do kill -TERM "$p" 2>/dev/null || true; done
+	# shellcheck disable=SC2086 # list of PIDs
+	ic_poll 30 ic_all_gone $stray || for p in $stray; do kill -KILL "$p" 2>/dev/null || true; done
+}
+
 ic_all_gone() {
 	local p
 	for p in "$@"; do ic_gone "$p" || return 1; done

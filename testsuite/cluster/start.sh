@@ -352,6 +352,7 @@ start_mariadbd() {
 	fi
 	if ! { ic_running mariadbd && mysql_ok; }; then
 		ic_stop_daemon mariadbd 20
+		ic_stop_stray_mariadbd
 		install -d -o mysql -g mysql -m 750 "$IC_MYSQL/tmp"
 		launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --socket="$IC_MYSQL_SOCK" \
 			--port="$IC_PORT_MYSQL" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$IC_MYSQL/mysqld.pid" \

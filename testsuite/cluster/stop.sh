@@ -41,5 +41,6 @@ fi
 ic_stop_daemon slurmctld 30
 ic_stop_daemon slurmdbd 20
 ic_stop_daemon mariadbd 30
+ic_stop_stray_mariadbd
 ic_stop_daemon munged 10
 ic_log "cluster stopped in $((($(date +%s%N) - T0) / 1000000)) ms"
