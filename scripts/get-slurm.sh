@@ -12,7 +12,10 @@
 # Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
 #   IDLETIME_SLURM_CACHE (sources, default /var/cache/idletime/slurm-src: root-owned, writable by
 #   root only, else refused), IDLETIME_SLURM_JOBS (default 2),
-#   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing).
+#   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing),
+#   IDLETIME_SLURM_GIT (a clone of SchedMD's slurm repository, bare or not: when neither Debian's
+#   archive nor a tarball delivers the series, the newest release tag of the series,
+#   slurm-MM-NN-P-1, is written as slurm-MM.NN.P.tar.bz2 into the source directory and used).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 want=src_no
@@ -53,11 +56,29 @@ fetch_source() {
     mv "$tree.tmp" "$tree"
 }
 
+# git_tarball: the newest release tag of the series in IDLETIME_SLURM_GIT (release tags only:
+# slurm-26-05-3-1, not -0rc1), archived into the source directory as its release tarball would be
+# named; prints its path. git refuses a repository another user owns (safe.directory): root runs
+# no repository configuration it does not own.
+git_tarball() {
+    tag=$(git -C "$IDLETIME_SLURM_GIT" tag -l "slurm-$(echo "$series" | tr . -)-*-1" | grep -E '^slurm-[0-9]+-[0-9]+-[0-9]+-1$' | sort -V | tail -1)
+    [ -n "$tag" ] || { echo "idletime/get-slurm: no Slurm $series release tag in $IDLETIME_SLURM_GIT" >&2; return 1; }
+    ver=$(echo "$tag" | sed 's/^slurm-\([0-9]*\)-\([0-9]*\)-\([0-9]*\)-1$/\1.\2.\3/')
+    out=$srcroot/slurm-$ver.tar.bz2
+    echo "idletime/get-slurm: writing $out from tag $tag of $IDLETIME_SLURM_GIT" >&2
+    # sh has no pipefail: a failed archive is caught by looking for the tree's configure in it.
+    git -C "$IDLETIME_SLURM_GIT" archive --format=tar --prefix="slurm-$ver/" "$tag" | bzip2 -1 >"$out.tmp" &&
+        tar tjf "$out.tmp" "slurm-$ver/configure" >/dev/null 2>&1 &&
+        mv "$out.tmp" "$out" || { rm -f "$out.tmp"; echo "idletime/get-slurm: git archive of $tag failed" >&2; return 1; }
+    echo "$out"
+}
+
 # tarball_source: a SchedMD release tarball of the series (slurm-26.05.3.tar.bz2 as schedmd.com
 # publishes it) that the administrator put into the source directory, or IDLETIME_SLURM_TARBALL.
 # Used only when Debian's archive cannot deliver the series' source. Sets upstream, tree, prefix.
 tarball_source() {
     tb=${IDLETIME_SLURM_TARBALL:-$(ls "$srcroot"/slurm-"$series".*.tar.* 2>/dev/null | sort -V | tail -1)}
+    [ -n "$tb" ] || [ -z "${IDLETIME_SLURM_GIT:-}" ] || tb=$(git_tarball) || return 1
     [ -n "$tb" ] && [ -f "$tb" ] || return 1
     upstream=$(basename "$tb" | sed -n 's/^slurm-\([0-9][0-9]*\.[0-9][0-9]\.[0-9][0-9]*\)\.tar\..*/\1/p')
     case "$upstream" in "$series".*) ;; *) echo "idletime/get-slurm: $tb is not a Slurm $series.x release tarball" >&2; return 1 ;; esac
@@ -118,7 +139,7 @@ fi
 if [ -z "$debver" ] || { [ ! -d "$tree" ] && ! fetch_source; }; then
     [ -n "$debver" ] || echo "idletime/get-slurm: no slurm-wlm $series.x source in the apt lists (see $list)" >&2
     tarball_source || {
-        echo "idletime/get-slurm: cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL)" >&2
+        echo "idletime/get-slurm: cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL, or a release tag in IDLETIME_SLURM_GIT)" >&2
         exit 3
     }
 fi

@@ -19,9 +19,9 @@ restore() { [ ! -e "$pidfile.t-harness" ] || mv -f "$pidfile.t-harness" "$pidfil
 # A decoy of another user: a process named mariadbd whose command line names this data directory.
 decoy=$(mktemp -d)
 trap 'restore; [ -z "${dpid:-}" ] || kill "$dpid" 2>/dev/null; rm -rf "$decoy"; it_cleanup_jobs' EXIT
-cp /bin/sleep "$decoy/mariadbd"
+cp /bin/dash "$decoy/mariadbd"
 chmod 755 "$decoy"
-setpriv --reuid=nobody --regid=nogroup --clear-groups "$decoy/mariadbd" 60 "--datadir=$IC_MYSQL/data" &
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$decoy/mariadbd" -c 'sleep 60 & s=$!; trap "kill $s; exit 0" TERM; wait' mariadbd "--datadir=$IC_MYSQL/data" &
 dpid=$!
 decoy_up() { [ "$(cat "/proc/$dpid/comm" 2>/dev/null)" = mariadbd ]; }
 ic_poll 5 decoy_up || it_fail "decoy did not start"
