@@ -167,7 +167,12 @@ ic_stop_stray_mariadbd() {
 	ic_log "stopping a mariadbd of this cluster that no pid file names: $(echo "$stray" | tr '\n' ' ')"
 	for p in $stray; do kill -TERM "$p" 2>/dev/null || true; done
 	# shellcheck disable=SC2086 # list of PIDs
-	ic_poll 30 ic_all_gone $stray || for p in $stray; do kill -KILL "$p" 2>/dev/null || true; done
+	ic_poll 30 ic_all_gone $stray && return 0
+	# Those still there, looked up again (a PID of the first look may belong to another process now).
+	stray=$(ic_stray_mariadbd)
+	for p in $stray; do kill -KILL "$p" 2>/dev/null || true; done
+	# shellcheck disable=SC2086 # list of PIDs
+	[ -z "$stray" ] || ic_poll 5 ic_all_gone $stray || ic_log "warning: still alive after SIGKILL: $stray"
 }
 
 ic_all_gone() {

@@ -340,6 +340,7 @@ start_munged() {
 SQL=(mariadb --no-defaults -S "$IC_MYSQL_SOCK" -u root)
 mysql_ok() { mariadb-admin --no-defaults -S "$IC_MYSQL_SOCK" -u root ping >/dev/null 2>&1; }
 start_mariadbd() {
+	ic_stop_stray_mariadbd  # before its data directory may be initialised again below
 	install -d -o mysql -g mysql -m 750 "$IC_MYSQL"
 	ln -sfn "$IC_MYSQL/mysqld.log" "$IC_LOGD/mariadbd.log"
 	if [ ! -d "$IC_MYSQL/data/mysql" ]; then
@@ -352,7 +353,6 @@ start_mariadbd() {
 	fi
 	if ! { ic_running mariadbd && mysql_ok; }; then
 		ic_stop_daemon mariadbd 20
-		ic_stop_stray_mariadbd
 		install -d -o mysql -g mysql -m 750 "$IC_MYSQL/tmp"
 		launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --socket="$IC_MYSQL_SOCK" \
 			--port="$IC_PORT_MYSQL" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$IC_MYSQL/mysqld.pid" \

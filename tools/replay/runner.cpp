@@ -1,6 +1,7 @@
 // Submission schedule, polling (slurm_load_jobs) and the merge with the workers' own logs.
 #include "runner.hpp"
 #include "replay/tracker.hpp"
+#include "core/config.hpp"
 #include "slurm_client.hpp"
 
 #include <slurm/slurm.h>
@@ -130,8 +131,8 @@ Sample take_sample(const std::vector<Track> &tracks, const std::map<uint32_t, si
             continue;
         const ReplayJob &j = *tracks[by_id.at(v.id)].job;
         smp.pool_gpus[j.pool] += j.gpus;
-        if (v.partition.rfind("quota-", 0) == 0)
-            smp.quota_gpus[v.partition.substr(6)] += j.gpus;
+        const std::string_view quota = quota_of_partition(v.partition);
+        if (!quota.empty()) smp.quota_gpus[std::string(quota)] += j.gpus;
     }
     return smp;
 }
