@@ -91,6 +91,52 @@ ic_pid() {
 
 ic_running() { ic_pid "$1" >/dev/null; }
 
+# ic_launch NAME CMD...: start CMD in its own session, stdout/stderr to log/NAME.out, pid to run/NAME.pid.
+ic_launch() {
+	local name=$1
+	shift
+	setsid "$@" </dev/null >>"$IC_LOGD/$name.out" 2>&1 &
+	echo $! >"$IC_RUN/$name.pid"
+}
+
+# The PID ic_launch wrote for NAME while that process lives, whatever it is named yet.
+ic_launched_alive() {
+	local pid
+	pid=$(head -n1 "$IC_RUN/$1.pid" 2>/dev/null) || return 1
+	case $pid in '' | *[!0-9]*) return 1 ;; esac
+	! ic_gone "$pid"
+}
+
+# ic_ready_or_dead NAME CHECK...: 0 when CHECK succeeds or the launched process is gone (no need to
+# wait on). Until setsid (and env) have exec'd the daemon, its /proc comm is not NAME's yet: that
+# process is starting, not dead. (Taking it for dead, by ic_running's comm check, failed CI starts
+# under load: ic_await reported "munged exited during start" of a munged that was coming up, and
+# once returned before mariadbd had made its socket, so the SQL after it found none.)
+ic_ready_or_dead() {
+	local name=$1
+	shift
+	! ic_launched_alive "$name" || "$@"
+}
+
+# ic_await NAME TIMEOUT CHECK...: poll CHECK; when the daemon exits or times out fail with its log tail.
+ic_await() {
+	local name=$1 timeout=$2
+	shift 2
+	local ready=0
+	ic_poll "$timeout" ic_ready_or_dead "$name" "$@" && ready=1
+	if ! ic_launched_alive "$name"; then
+		ic_log "$name exited during start"
+	elif [ $ready = 0 ]; then
+		ic_log "$name did not become ready within ${timeout}s"
+	elif ic_running "$name"; then
+		return 0
+	else
+		ic_log "$name answers, but its process $(head -n1 "$IC_RUN/$name.pid") is not named $(ic_comm "$name")"
+	fi
+	ic_log_tail "$name"
+	exit 1
+}
+
 # Names of slurmd instances that have pid files (running or not).
 ic_slurmd_names() {
 	local f

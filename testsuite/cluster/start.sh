@@ -289,37 +289,6 @@ while read -r user _; do
 done <"$IC_SRC/users.conf"
 
 # ---- daemons -------------------------------------------------------------------------------
-# launch NAME CMD...: start CMD in its own session, stdout/stderr to log/NAME.out, pid to run/NAME.pid.
-launch() {
-	local name=$1
-	shift
-	setsid "$@" </dev/null >>"$IC_LOGD/$name.out" 2>&1 &
-	echo $! >"$IC_RUN/$name.pid"
-}
-
-# ready_or_dead NAME CHECK...: 0 when CHECK succeeds or the daemon is gone (no need to wait on).
-ready_or_dead() {
-	local name=$1
-	shift
-	! ic_running "$name" || "$@"
-}
-
-# await NAME TIMEOUT CHECK...: poll CHECK; when the daemon exits or times out fail with its log tail.
-await() {
-	local name=$1 timeout=$2
-	shift 2
-	if ic_poll "$timeout" ready_or_dead "$name" "$@" && ic_running "$name"; then
-		return 0
-	fi
-	if ic_running "$name"; then
-		ic_log "$name did not become ready within ${timeout}s"
-	else
-		ic_log "$name exited during start"
-	fi
-	ic_log_tail "$name"
-	exit 1
-}
-
 munge_ok() { munge -n -S "$IC_SOCK" 2>/dev/null | unmunge -S "$IC_SOCK" >/dev/null 2>&1; }
 start_munged() {
 	mkdir -p "$IC_MUNGE"
@@ -332,9 +301,9 @@ start_munged() {
 	# munged's default 2 threads, a mass teardown there saw connects refused ("Resource temporarily
 	# unavailable": 710 failed RPCs in 2 minutes, kill requests lost). Slurm's high-throughput
 	# guide asks for more munged threads on a busy controller.
-	launch munged munged -F --num-threads=10 --socket="$IC_SOCK" --key-file="$IC_MUNGE/munge.key" \
+	ic_launch munged munged -F --num-threads=10 --socket="$IC_SOCK" --key-file="$IC_MUNGE/munge.key" \
 		--pid-file="$IC_MUNGE/munged.pid" --log-file="$IC_LOGD/munged.log" --seed-file="$IC_MUNGE/munged.seed"
-	await munged 30 munge_ok
+	ic_await munged 30 munge_ok
 }
 
 SQL=(mariadb --no-defaults -S "$IC_MYSQL_SOCK" -u root)
@@ -354,12 +323,12 @@ start_mariadbd() {
 	if ! { ic_running mariadbd && mysql_ok; }; then
 		ic_stop_daemon mariadbd 20
 		install -d -o mysql -g mysql -m 750 "$IC_MYSQL/tmp"
-		launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --socket="$IC_MYSQL_SOCK" \
+		ic_launch mariadbd mariadbd --no-defaults --user=mysql --datadir="$IC_MYSQL/data" --tmpdir="$IC_MYSQL/tmp" --socket="$IC_MYSQL_SOCK" \
 			--port="$IC_PORT_MYSQL" --bind-address=127.0.0.1 --skip-name-resolve --pid-file="$IC_MYSQL/mysqld.pid" \
 			--log-error="$IC_MYSQL/mysqld.log" --innodb-buffer-pool-size=128M --innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
 			--skip-log-bin --max-connections=200 \
 			--innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --innodb-flush-method=nosync
-		await mariadbd 60 mysql_ok
+		ic_await mariadbd 60 mysql_ok
 	fi
 	local pw u
 	pw=$(cat "$IC_ETC/dbpass")
@@ -373,8 +342,8 @@ dbd_ok() { sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1; }
 start_slurmdbd() {
 	ic_running slurmdbd && ic_poll 10 dbd_ok && return 0
 	ic_stop_daemon slurmdbd 20
-	launch slurmdbd "$IC_BIN/slurmdbd" -D
-	await slurmdbd 60 dbd_ok
+	ic_launch slurmdbd "$IC_BIN/slurmdbd" -D
+	ic_await slurmdbd 60 dbd_ok
 }
 
 # add_user USER ACCOUNT...: the user's associations, the first account as default.
@@ -439,7 +408,7 @@ start_slurm() {
 	if ! ic_running slurmctld; then
 		mkdir -p "$IC_SPOOL/slurmctld"
 		# slurmctld-side plugins (preempt/idletime, site_factor/idletime) read IDLETIME_CONFIG.
-		launch slurmctld env IDLETIME_CONFIG="$CONFIG" "$IC_BIN/slurmctld" -D -f "$IC_CONF"
+		ic_launch slurmctld env IDLETIME_CONFIG="$CONFIG" "$IC_BIN/slurmctld" -D -f "$IC_CONF"
 		echo "$CONFIG" >"$IC_ETC/slurmctld-config"
 	fi
 	for n in $(ic_slurmd_names); do # slurmd of nodes no longer configured
@@ -448,9 +417,9 @@ start_slurm() {
 	for n in "${NODES[@]}"; do
 		ic_running "slurmd-$n" && continue
 		mkdir -p "$IC_SPOOL/slurmd-$n"
-		launch "slurmd-$n" "$IC_BIN/slurmd" -D -N "$n" -d "$IC_BIN/slurmstepd" -f "$IC_CONF"
+		ic_launch "slurmd-$n" "$IC_BIN/slurmd" -D -N "$n" -d "$IC_BIN/slurmstepd" -f "$IC_CONF"
 	done
-	await slurmctld 30 ic_ctld_up
+	ic_await slurmctld 30 ic_ctld_up
 }
 
 # All nodes registered and usable; nodes left DOWN/DRAIN/INVAL by an earlier run are resumed once.
