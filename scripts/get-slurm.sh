@@ -56,30 +56,6 @@ fetch_source() {
     mv "$tree.tmp" "$tree"
 }
 
-# git_tarball: the newest release tag of the series in IDLETIME_SLURM_GIT (release tags only:
-# slurm-26-05-3-1, not -0rc1), archived into the source directory as its release tarball would be
-# named; prints its path. The clone is trusted like a tarball (its tree is built as root), so it
-# must be a local directory that only root may write, as the source directory must; git runs
-# without any user's or the system's configuration and without sudo's user (git 2.39 accepts a
-# repository owned by SUDO_UID). Once written, the tarball is what later calls use: remove it to
-# take a newer tag.
-git_tarball() {
-    g=$IDLETIME_SLURM_GIT
-    [ -d "$g" ] || { echo "idletime/get-slurm: IDLETIME_SLURM_GIT=$g is not a local directory" >&2; return 1; }
-    root_dir "$g" || return 1
-    [ ! -d "$g/.git" ] || root_dir "$g/.git" || return 1
-    sgit() { env -u SUDO_UID -u SUDO_USER -u SUDO_GID GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C "$g" "$@"; }
-    tag=$(sgit tag -l "slurm-$(echo "$series" | tr . -)-*-1" | grep -E '^slurm-[0-9]+-[0-9]+-[0-9]+-1$' | sort -V | tail -1)
-    [ -n "$tag" ] || { echo "idletime/get-slurm: no Slurm $series release tag in $g" >&2; return 1; }
-    ver=$(echo "$tag" | sed 's/^slurm-\([0-9]*\)-\([0-9]*\)-\([0-9]*\)-1$/\1.\2.\3/')
-    out=$srcroot/slurm-$ver.tar.bz2
-    echo "idletime/get-slurm: writing $out from tag $tag of $g" >&2
-    rm -f "$out.tmp" "$out.tmp.bz2"
-    sgit archive --format=tar --prefix="slurm-$ver/" -o "$out.tmp" "$tag" && bzip2 -1 "$out.tmp" &&
-        mv "$out.tmp.bz2" "$out" || { rm -f "$out.tmp" "$out.tmp.bz2"; echo "idletime/get-slurm: git archive of $tag failed" >&2; return 1; }
-    echo "$out"
-}
-
 # tarball_source: a SchedMD release tarball of the series (slurm-26.05.3.tar.bz2 as schedmd.com
 # publishes it) that the administrator put into the source directory, or IDLETIME_SLURM_TARBALL.
 # Used only when Debian's archive cannot deliver the series' source. Sets upstream, tree, prefix.
@@ -105,6 +81,7 @@ case "$series" in
 esac
 [ "$(id -u)" = 0 ] || die "run as root (it adds an apt source entry and installs into $root)"
 . "$here/root-dir.sh"
+. "$here/slurm-git.sh"
 root_dir "$srcroot" || die "unsafe source directory $srcroot (IDLETIME_SLURM_CACHE)"
 
 if [ "$series" = 22.05 ]; then

@@ -8,7 +8,7 @@ BUILD="build-essential autoconf autoconf-archive automake libtool pkg-config g++
   debhelper dh-python lintian libmariadb-dev"
 RUNTIME="slurmctld slurmd slurmdbd slurm-client munge mariadb-server hwloc"
 TEST="python3 python3-numpy gnuplot-nox bc procps psmisc jq util-linux coreutils xxhash
-  prometheus curl python3-venv python3-setuptools"
+  prometheus curl python3-venv python3-setuptools git bzip2"
 DEMO="python3-torch python3-sklearn"
 PKGS="$BUILD $RUNTIME $TEST"
 [ "${1:-}" = "--no-demo" ] || PKGS="$PKGS $DEMO"

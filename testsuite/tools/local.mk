@@ -1,6 +1,6 @@
 # Command-line behaviour of the tools (exit codes, messages).
-TESTS += testsuite/tools/cli.test testsuite/tools/options.test testsuite/tools/ft-hook-conf.test testsuite/tools/root-dir.test
-EXTRA_DIST += testsuite/tools/cli.test testsuite/tools/options.test testsuite/tools/ft-hook-conf.test testsuite/tools/root-dir.test scripts/root-dir.sh
+TESTS += testsuite/tools/cli.test testsuite/tools/options.test testsuite/tools/ft-hook-conf.test testsuite/tools/root-dir.test testsuite/tools/slurm-git.test
+EXTRA_DIST += testsuite/tools/cli.test testsuite/tools/options.test testsuite/tools/ft-hook-conf.test testsuite/tools/root-dir.test testsuite/tools/slurm-git.test scripts/root-dir.sh scripts/slurm-git.sh
 # options.test finds the installed programs, libexec tools and man pages through these.
 TEST_LOG_COMPILER = env IT_PROGRAMS='$(PROGRAMS)' IT_NOINST='$(noinst_PROGRAMS)' \
 	IT_EXEC='$(idletime_exec_PROGRAMS)' IT_MANS='$(dist_man_MANS)' IT_VERSION='$(PACKAGE_VERSION)'
