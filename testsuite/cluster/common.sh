@@ -195,14 +195,13 @@ ic_stop_daemon() { ic_stop_daemons "${2:-20}" "$1"; }
 # start attempt left a mariadbd behind that later held the port of another cluster): every
 # mariadbd whose command line names this cluster's data directory.
 ic_stray_mariadbd() {
-	local p named
+	local named
 	named=$(ic_pid mariadbd) || named=
-	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = mariadbd ] || continue
-		[ "${p#/proc/}" != "$named" ] && [ "$(stat -c %U "$p" 2>/dev/null)" = mysql ] || continue
-		{ tr '\0' '\n' <"$p/cmdline"; } 2>/dev/null | grep -qxF -- "--datadir=$IC_MYSQL/data" || continue
-		echo "${p#/proc/}"
-	done
+	ic_procs_where mariadbd _ic_is_stray_mariadbd "$named"
+}
+_ic_is_stray_mariadbd() {  # NAMED PID: not the PID the pid file names, run as mysql, on our data
+	[ "$2" != "$1" ] && [ "$(stat -c %U "/proc/$2" 2>/dev/null)" = mysql ] &&
+		ic_proc_has cmdline "--datadir=$IC_MYSQL/data" "$2"
 }
 
 # Stops them (SIGTERM, SIGKILL after 30 s) and says so.
@@ -229,14 +228,22 @@ ic_all_gone() {
 ic_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 
 # slurmstepd processes of this cluster: identified by SLURM_CONF in their environment.
-ic_stepd_pids() {
-	local p
+ic_stepd_pids() { ic_procs_where slurmstepd ic_proc_has environ "SLURM_CONF=$IC_CONF"; }
+
+# ic_procs_where COMM TEST ARG...: the PIDs of the processes named COMM (/proc/PID/comm) for which
+# TEST ARG... PID succeeds (the PID comes last).
+ic_procs_where() {
+	local comm=$1 p
+	shift
 	for p in /proc/[0-9]*; do
-		[ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$IC_CONF" || continue
+		[ "$(cat "$p/comm" 2>/dev/null)" = "$comm" ] || continue
+		"$@" "${p#/proc/}" || continue
 		echo "${p#/proc/}"
 	done
 }
+
+# ic_proc_has FILE ENTRY PID: /proc/PID/FILE (cmdline, environ: NUL-separated) has the entry ENTRY.
+ic_proc_has() { { tr '\0' '\n' <"/proc/$3/$1"; } 2>/dev/null | grep -qxF -- "$2"; }
 
 # Slurm answers (slurmctld up and responding)?
 ic_ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
