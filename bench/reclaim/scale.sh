@@ -2,7 +2,8 @@
 # bench/reclaim/scale.sh: reclaim at scale (issue 14, goals 1 and 3). Needs the cluster of
 # bench/reclaim/scale64.json: pool a100-big = 64 emulated nodes x 8 GPUs (one slurmd each), quotas
 # team-a and team-b of 256 GPUs each; or of scale64x32.json (64 x 32 GPUs: 2,048 running jobs,
-# with VICTIM=replay-job to fit this machine's memory; start it with --extra-conf
+# with VICTIM=replay-job to fit this machine's memory; or scale64x1.json: 64 x 1 GPU, OWNER_GPUS=1;
+# start it with --extra-conf
 # bench/reclaim/scale-slurm.conf --extra-conf bench/reclaim/scale-cgroup-slurm.conf --cgroup-conf
 # bench/reclaim/scale-cgroup.conf, so an ending step does not read /proc of all 64 emulated
 # nodes: doc/design/reclaim-at-2048.md). The run:
@@ -70,8 +71,12 @@ fi
 rc_env || exit 1
 nodes=$(sinfo -h -p idle-a100-big -o '%D %G' 2>/dev/null)
 SC_GPUS=$(awk '{g = $2; sub(/\(.*/, "", g); n = split(g, f, ":"); print $1 * f[n]}' <<<"$nodes")
-if [ "${nodes%% *}" != 64 ] || [ "${SC_GPUS:-0}" -lt 512 ]; then
-	echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json or scale64x32.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no nodes}'" >&2
+if [ "${nodes%% *}" != 64 ] || [ "${SC_GPUS:-0}" -lt 64 ]; then
+	echo "bench/reclaim/scale: needs the cluster of bench/reclaim/scale64.json, scale64x32.json or scale64x1.json (start.sh --config bench/reclaim/scale64.json [--extra-conf bench/reclaim/scale-slurm.conf for preempt/idletime]); idle-a100-big has '${nodes:-no nodes}'" >&2
+	exit 2
+fi
+if [ $((SC_GPUS / 64)) -lt "$OWNER_GPUS" ]; then
+	echo "bench/reclaim/scale: OWNER_GPUS=$OWNER_GPUS, but the nodes of idle-a100-big have $((SC_GPUS / 64)) GPUs each" >&2
 	exit 2
 fi
 header="bench/reclaim/scale: 64 nodes, $SC_GPUS GPUs, owners of $OWNER_GPUS GPUs submitted $SUBMIT, victims $VICTIM$([ "$VICTIM" = probe ] && echo " saving ${SAVE_MB:-1} MiB"); $(scontrol show config | grep -E '^(PreemptType|SchedulerParameters) ' | tr -s ' ' | tr '\n' ' ')"
