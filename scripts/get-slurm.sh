@@ -15,7 +15,9 @@
 #   IDLETIME_SLURM_TARBALL (a SchedMD release tarball to use when Debian's source is missing),
 #   IDLETIME_SLURM_GIT (a clone of SchedMD's slurm repository, bare or not: when neither Debian's
 #   archive nor a tarball delivers the series, the newest release tag of the series,
-#   slurm-MM-NN-P-1, is written as slurm-MM.NN.P.tar.bz2 into the source directory and used).
+#   slurm-MM-NN-P-1, is written as slurm-MM.NN.P.tar.bz2 into the source directory and used;
+#   every file of its git directory must be root's and writable by root only: scripts/slurm-git.sh),
+#   IDLETIME_SLURM_GIT_TAG (that release tag instead of the newest, e.g. the one you verified).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 want=src_no

@@ -2,11 +2,11 @@
 # bench/reclaim/scale.sh: reclaim at scale (issue 14, goals 1 and 3). Needs the cluster of
 # bench/reclaim/scale64.json: pool a100-big = 64 emulated nodes x 8 GPUs (one slurmd each), quotas
 # team-a and team-b of 256 GPUs each; or of scale64x32.json (64 x 32 GPUs: 2,048 running jobs,
-# with VICTIM=replay-job to fit this machine's memory; or scale64x1.json: 64 x 1 GPU, OWNER_GPUS=1;
-# start it with --extra-conf
-# bench/reclaim/scale-slurm.conf --extra-conf bench/reclaim/scale-cgroup-slurm.conf --cgroup-conf
-# bench/reclaim/scale-cgroup.conf, so an ending step does not read /proc of all 64 emulated
-# nodes: doc/design/reclaim-at-2048.md). The run:
+# with VICTIM=replay-job to fit this machine's memory); or of scale64x1.json (64 x 1 GPU: N=64
+# without the load of a large fill; needs OWNER_GPUS=1, and PENDING=64 suits it). Start any of
+# them with --extra-conf bench/reclaim/scale-slurm.conf --extra-conf
+# bench/reclaim/scale-cgroup-slurm.conf --cgroup-conf bench/reclaim/scale-cgroup.conf, so an
+# ending step does not read /proc of all 64 emulated nodes (doc/design/reclaim-at-2048.md). The run:
 #   1. fills all GPUs of a100-big with one-GPU idle-time jobs of carol (arrays scale-v: they save
 #      on the notice and call release()) and queues PENDING more idle-time jobs (scale-p);
 #   2. per N: N guaranteed jobs of alice (team-a) and bob (team-b), OWNER_GPUS each, are submitted

@@ -99,12 +99,26 @@ ic_launch() {
 	echo $! >"$IC_RUN/$name.pid"
 }
 
-# The PID ic_launch wrote for NAME while that process lives, whatever it is named yet.
+# The PID in NAME's pid file (ic_launch's, or an earlier start's: start_slurm also waits for a
+# slurmctld already running) while that process lives, whatever it is named yet.
 ic_launched_alive() {
 	local pid
 	pid=$(head -n1 "$IC_RUN/$1.pid" 2>/dev/null) || return 1
 	case $pid in '' | *[!0-9]*) return 1 ;; esac
 	! ic_gone "$pid"
+}
+
+# ic_stat_field PID N: field N of /proc/PID/stat as proc(5) numbers them (3 state, 4 ppid, 5 pgrp),
+# read after the last ')' (the command name in field 2 may hold spaces and parentheses).
+ic_stat_field() {
+	local st n=$2
+	[ "$n" -ge 3 ] 2>/dev/null || return 1
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	# shellcheck disable=SC2086 # split into fields on purpose
+	set -- $st
+	shift $((n - 3)) 2>/dev/null || return 1
+	echo "$1"
 }
 
 # ic_ready_or_dead NAME CHECK...: 0 when CHECK succeeds or the launched process is gone (no need to
@@ -225,10 +239,11 @@ ic_all_gone() {
 	for p in "$@"; do ic_gone "$p" || return 1; done
 }
 
-ic_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+ic_gone() { ! kill -0 "$1" 2>/dev/null || [ "$(ic_stat_field "$1" 3)" = Z ]; }
 
-# slurmstepd processes of this cluster: identified by SLURM_CONF in their environment.
-ic_stepd_pids() { ic_procs_where slurmstepd ic_proc_has environ "SLURM_CONF=$IC_CONF"; }
+# slurmstepd processes of this cluster: root's, identified by SLURM_CONF in their environment.
+ic_stepd_pids() { ic_procs_where slurmstepd _ic_is_our_stepd; }
+_ic_is_our_stepd() { [ "$(stat -c %u "/proc/$1" 2>/dev/null)" = 0 ] && ic_proc_has environ "SLURM_CONF=$IC_CONF" "$1"; }
 
 # ic_procs_where COMM TEST ARG...: the PIDs of the processes named COMM (/proc/PID/comm) for which
 # TEST ARG... PID succeeds (the PID comes last).
@@ -243,7 +258,8 @@ ic_procs_where() {
 }
 
 # ic_proc_has FILE ENTRY PID: /proc/PID/FILE (cmdline, environ: NUL-separated) has the entry ENTRY.
-ic_proc_has() { { tr '\0' '\n' <"/proc/$3/$1"; } 2>/dev/null | grep -qxF -- "$2"; }
+# grep reads to the end (no -q): under pipefail, tr killed by SIGPIPE would read as no match.
+ic_proc_has() { { tr '\0' '\n' <"/proc/$3/$1"; } 2>/dev/null | grep -xF -- "$2" >/dev/null; }
 
 # Slurm answers (slurmctld up and responding)?
 ic_ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
