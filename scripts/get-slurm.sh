@@ -8,7 +8,8 @@
 #   and unpacks the source (no build) and prints the tree.
 # When Debian's archive cannot deliver a series' source (seen: sid's files answered 404), a SchedMD
 # release tarball of that series in IDLETIME_SLURM_CACHE (slurm-26.05.3.tar.bz2) is built instead.
-# Exit status 3: no source of that series could be obtained (nothing was built); 1: other errors.
+# Exit status 3: no source of that series could be obtained (nothing was built); 1: other errors,
+# among them a tarball or clone named by IDLETIME_SLURM_TARBALL or IDLETIME_SLURM_GIT refused.
 # Environment: IDLETIME_SLURM_ROOT (default /opt/slurm; the build goes to ROOT/<version>),
 #   IDLETIME_SLURM_CACHE (sources, default /var/cache/idletime/slurm-src: root-owned, writable by
 #   root only, else refused), IDLETIME_SLURM_JOBS (default 2),
@@ -26,6 +27,9 @@ series=${1:-}
 root=${IDLETIME_SLURM_ROOT:-/opt/slurm}
 srcroot=${IDLETIME_SLURM_CACHE:-/var/cache/idletime/slurm-src}
 jobs=${IDLETIME_SLURM_JOBS:-2}
+# fetch_source changes directory: paths named relative to the caller's are made absolute first.
+case ${IDLETIME_SLURM_GIT:-/} in /*) ;; *) IDLETIME_SLURM_GIT=$PWD/$IDLETIME_SLURM_GIT ;; esac
+case ${IDLETIME_SLURM_TARBALL:-/} in /*) ;; *) IDLETIME_SLURM_TARBALL=$PWD/$IDLETIME_SLURM_TARBALL ;; esac
 die() { echo "idletime/get-slurm: $*" >&2; exit 1; }
 
 # fetch_source: apt-get source; where the archive lacks a file at the suite's own pool (seen:
@@ -61,15 +65,28 @@ fetch_source() {
 # tarball_source: a SchedMD release tarball of the series (slurm-26.05.3.tar.bz2 as schedmd.com
 # publishes it) that the administrator put into the source directory, or IDLETIME_SLURM_TARBALL.
 # Used only when Debian's archive cannot deliver the series' source. Sets upstream, tree, prefix.
+# Returns 2 when a source the administrator named (IDLETIME_SLURM_TARBALL, IDLETIME_SLURM_GIT) was
+# refused or failed: an error, not a series that is merely unavailable here.
 tarball_source() {
     tb=${IDLETIME_SLURM_TARBALL:-$(ls "$srcroot"/slurm-"$series".*.tar.* 2>/dev/null | sort -V | tail -1)}
-    [ -n "$tb" ] || [ -z "${IDLETIME_SLURM_GIT:-}" ] || tb=$(git_tarball) || return 1
-    [ -n "$tb" ] && [ -f "$tb" ] || return 1
+    # A pinned tag is archived again even when a tarball of the series is cached: the pin names
+    # what is built.
+    [ -z "${IDLETIME_SLURM_GIT:-}" ] || [ -n "${IDLETIME_SLURM_TARBALL:-}" ] ||
+        { [ -n "$tb" ] && [ -z "${IDLETIME_SLURM_GIT_TAG:-}" ]; } || { tb=$(git_tarball) || return 2; }
+    [ -n "$tb" ] || return 1
+    [ -f "$tb" ] || { echo "idletime/get-slurm: no file $tb" >&2; return 2; }
     upstream=$(basename "$tb" | sed -n 's/^slurm-\([0-9][0-9]*\.[0-9][0-9]\.[0-9][0-9]*\)\.tar\..*/\1/p')
-    case "$upstream" in "$series".*) ;; *) echo "idletime/get-slurm: $tb is not a Slurm $series.x release tarball" >&2; return 1 ;; esac
+    case "$upstream" in "$series".*) ;; *) echo "idletime/get-slurm: $tb is not a Slurm $series.x release tarball" >&2; return 2 ;; esac
     tree=$srcroot/slurm-$upstream
     prefix=$root/$upstream
     echo "idletime/get-slurm: using the SchedMD release tarball $tb" >&2
+    # A tarball newer than the tree unpacked from it (git_tarball wrote another commit under the
+    # same version): unpack and build again.
+    # shellcheck disable=SC3013 # dash (Debian's sh) has -nt
+    if [ -d "$tree" ] && [ "$tb" -nt "$tree" ]; then
+        echo "idletime/get-slurm: $tb is newer than $tree: unpacking and building it again" >&2
+        rm -rf "$tree" "$prefix/.idletime-build"
+    fi
     [ -d "$tree" ] && return 0
     rm -rf "$tree.tmp"; mkdir -p "$tree.tmp"
     tar xaf "$tb" -C "$tree.tmp" --strip-components=1 || return 1
@@ -124,7 +141,9 @@ if [ -n "$debver" ]; then
 fi
 if [ -z "$debver" ] || { [ ! -d "$tree" ] && ! fetch_source; }; then
     [ -n "$debver" ] || echo "idletime/get-slurm: no slurm-wlm $series.x source in the apt lists (see $list)" >&2
-    tarball_source || {
+    rc=0; tarball_source || rc=$?
+    [ $rc != 2 ] || die "Slurm $series: the source named by IDLETIME_SLURM_TARBALL or IDLETIME_SLURM_GIT was refused or failed (above)"
+    [ $rc = 0 ] || {
         echo "idletime/get-slurm: cannot get Slurm $series: Debian's archive did not deliver slurm-wlm ${debver:-$series.x} and there is no SchedMD tarball $srcroot/slurm-$series.*.tar.* (or IDLETIME_SLURM_TARBALL, or a release tag in IDLETIME_SLURM_GIT)" >&2
         exit 3
     }

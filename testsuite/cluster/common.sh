@@ -69,6 +69,32 @@ ic_slurm_sbin() {
 }
 ic_layout
 
+# ic_state_dir_safe: the state dir holds what root runs and signals (links to the daemons, pid
+# files, slurm.conf, the tests' stand-ins): refuse one a local user could have made first (a
+# /var/tmp path can be created by anyone) or can change. The state dir, when it exists, must be a
+# directory of root's that only root may write, holding no symlink in place of one of its
+# directories, under a parent of root's that only root may write or that is sticky (/var/tmp).
+ic_state_dir_safe() {
+	local p st sub
+	p=$(dirname "$IC_DIR")
+	st=$(stat -c '%u %A' "$p" 2>/dev/null) || ic_die "state dir $IC_DIR: no parent directory $p"
+	[ ! -L "$p" ] || st="symlink"
+	case $st in
+	"0 d"????[!w]??[!w]? | "0 d"????????[tT]) ;;
+	*) ic_die "state dir $IC_DIR: its parent $p must be root's and writable by root only, or sticky ($st)" ;;
+	esac
+	[ -e "$IC_DIR" ] || [ -L "$IC_DIR" ] || return 0
+	[ ! -L "$IC_DIR" ] || ic_die "state dir $IC_DIR is a symlink: refusing it"
+	st=$(stat -c '%u %A' "$IC_DIR")
+	case $st in
+	"0 d"????[!w]??[!w]*) ;;
+	*) ic_die "state dir $IC_DIR must be a directory of root's that only root may write ($st): another user may have made it; remove it or use another --dir" ;;
+	esac
+	for sub in etc run log bin spool gpu out munge mysql; do
+		[ ! -L "$IC_DIR/$sub" ] || ic_die "state dir $IC_DIR: $sub is a symlink: refusing it"
+	done
+}
+
 # Expected /proc/PID/comm of a daemon name ("slurmd-a100-1" -> "slurmd").
 ic_comm() {
 	case $1 in

@@ -23,7 +23,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$NAME" ] || usage
+[ "$(id -u)" = 0 ] || ic_die "must run as root"
 ic_layout
+ic_state_dir_safe
 pid=$(ic_pid "$NAME") || ic_die "$NAME is not running (no live pid in $IC_RUN/$NAME.pid)"
 # The command line and the environment start.sh gave it (NUL-separated in /proc), reused as they
 # are: slurmctld's plugins read IDLETIME_CONFIG from its environment, and one restarted without it

@@ -18,17 +18,11 @@
 [ -d "$IC_DIR" ] || it_fail "no cluster state dir $IC_DIR"
 T=$(mktemp -d "$IC_DIR/t-harness-await.XXXXXX") || it_fail "mktemp under $IC_DIR"
 groups=()
-# A stand-in's process group while one of its processes is left (an id in use is not reused).
-group_alive() {
-	local s
-	for s in /proc/[0-9]*/stat; do
-		[ "$(ic_stat_field "$(basename "$(dirname "$s")")" 5)" = "$1" ] && return 0
-	done
-	return 1
-}
+# A stand-in's process group is signalled only while one of its processes is left (the id of a
+# group in use is not given to another process).
 cleanup() {
 	local g
-	for g in "${groups[@]}"; do group_alive "$g" && kill -- "-$g" 2>/dev/null; done
+	for g in "${groups[@]}"; do kill -0 -- "-$g" 2>/dev/null && kill -- "-$g" 2>/dev/null; done
 	rm -rf "$T"
 }
 trap cleanup EXIT

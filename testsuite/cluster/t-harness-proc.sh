@@ -13,6 +13,7 @@
 set -o pipefail # as stop.sh runs it
 [ -d "$IC_DIR" ] || it_fail "no cluster state dir $IC_DIR"
 T=$(mktemp -d "$IC_DIR/t-harness-proc.XXXXXX") || it_fail "mktemp under $IC_DIR"
+chmod 711 "$T" # nobody's stand-in is executed from it
 pids=()
 cleanup() {
 	local p
