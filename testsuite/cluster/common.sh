@@ -71,11 +71,21 @@ ic_layout
 
 # ic_state_dir_safe: the state dir holds what root runs and signals (links to the daemons, pid
 # files, slurm.conf, the tests' stand-ins): refuse one a local user could have made first (a
-# /var/tmp path can be created by anyone) or can change. The state dir, when it exists, must be a
-# directory of root's that only root may write, holding no symlink in place of one of its
-# directories, under a parent of root's that only root may write or that is sticky (/var/tmp).
+# /var/tmp path can be created by anyone) or can change. The state dir must be a directory of
+# root's that only root may write, holding no symlink in place of one of its directories, under a
+# parent of root's that only root may write or that is sticky (/var/tmp), named without '.', '..'
+# or '//' (trailing '/' dropped). Returns 3 when it does not exist: start.sh creates it first and
+# checks after (a directory planted between a check and its creation would be used); stop.sh then
+# has nothing to stop.
 ic_state_dir_safe() {
-	local p st sub
+	local p st sub d=$IC_DIR
+	while [ "$d" != / ] && [ "${d%/}" != "$d" ]; do d=${d%/}; done
+	case $d/ in
+	/*/ ) ;;
+	*) ic_die "state dir '$IC_DIR': give an absolute path" ;;
+	esac
+	case $d/ in */./* | */../* | *//*) ic_die "state dir $IC_DIR: give a path without '.', '..' or '//'" ;; esac
+	if [ "$d" != "$IC_DIR" ]; then IC_DIR=$d; ic_layout; fi
 	p=$(dirname "$IC_DIR")
 	st=$(stat -c '%u %A' "$p" 2>/dev/null) || ic_die "state dir $IC_DIR: no parent directory $p"
 	[ ! -L "$p" ] || st="symlink"
@@ -83,7 +93,7 @@ ic_state_dir_safe() {
 	"0 d"????[!w]??[!w]? | "0 d"????????[tT]) ;;
 	*) ic_die "state dir $IC_DIR: its parent $p must be root's and writable by root only, or sticky ($st)" ;;
 	esac
-	[ -e "$IC_DIR" ] || [ -L "$IC_DIR" ] || return 0
+	[ -e "$IC_DIR" ] || [ -L "$IC_DIR" ] || return 3
 	[ ! -L "$IC_DIR" ] || ic_die "state dir $IC_DIR is a symlink: refusing it"
 	st=$(stat -c '%u %A' "$IC_DIR")
 	case $st in

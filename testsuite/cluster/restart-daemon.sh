@@ -25,8 +25,14 @@ done
 [ -n "$NAME" ] || usage
 [ "$(id -u)" = 0 ] || ic_die "must run as root"
 ic_layout
-ic_state_dir_safe
+ic_state_dir_safe || ic_die "no state dir $IC_DIR"
 pid=$(ic_pid "$NAME") || ic_die "$NAME is not running (no live pid in $IC_RUN/$NAME.pid)"
+# Its command line and environment are run again as root: only those of root's process running
+# this cluster's binary (a PID reused by a user's process named like it is not the daemon).
+bin=slurmd
+[ "$NAME" != slurmctld ] || bin=slurmctld
+[ "$(stat -c %u "/proc/$pid" 2>/dev/null)" = 0 ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$(readlink -f "$IC_BIN/$bin")" ] ||
+	ic_die "pid $pid of $IC_RUN/$NAME.pid is not root's $(readlink -f "$IC_BIN/$bin"): not restarting it"
 # The command line and the environment start.sh gave it (NUL-separated in /proc), reused as they
 # are: slurmctld's plugins read IDLETIME_CONFIG from its environment, and one restarted without it
 # ran preempt/idletime with no config (like partition_prio).

@@ -45,7 +45,11 @@ done
 [ "$(id -u)" = 0 ] || ic_die "must run as root (it creates users and starts daemons)"
 case $IC_DIR in /*) ;; *) IC_DIR=$PWD/$IC_DIR ;; esac
 ic_layout
-ic_state_dir_safe
+# Created before it is checked: once root's, under a root-only or sticky parent, no one can put
+# another directory in its place (one checked while missing could be planted before the mkdir).
+# shellcheck disable=SC2174 # -m for the state dir itself; parents get the default (root, umask)
+mkdir -p -m 755 -- "$IC_DIR" 2>/dev/null || true
+ic_state_dir_safe || ic_die "state dir $IC_DIR could not be created"
 T0=$(date +%s%N)
 # Which Slurm: --slurm, else the one this state dir ran last, else Debian's (ic_slurm_use).
 [ -n "$SLURM_ARG" ] || SLURM_ARG=$(cat "$IC_DIR/etc/slurm-prefix" 2>/dev/null || true)
@@ -68,7 +72,6 @@ done
 [ -z "$CGROUP_CONF" ] || [ -f "$CGROUP_CONF" ] || { echo "idletime/cluster: --cgroup-conf '$CGROUP_CONF' does not exist" >&2; exit 2; }
 IDLETIME_BIN=${IDLETIME_BIN:-$PREFIX/bin/idletime}
 
-[ -d "$IC_DIR" ] || install -d -m 755 "$IC_DIR"
 mkdir -p "$IC_ETC/render" "$IC_RUN" "$IC_LOGD" "$IC_BIN" "$IC_SPOOL" "$IC_GPU" "$IC_DIR/out"
 chmod 755 "$IC_DIR" "$IC_ETC" "$IC_BIN"
 chmod 1777 "$IC_DIR/out"

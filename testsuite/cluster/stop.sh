@@ -18,7 +18,9 @@ done
 [ "$(id -u)" = 0 ] || ic_die "must run as root"
 case $IC_DIR in /*) ;; *) IC_DIR=$PWD/$IC_DIR ;; esac
 ic_layout
-ic_state_dir_safe
+rc=0
+ic_state_dir_safe || rc=$?
+[ $rc != 3 ] || { ic_log "no state dir $IC_DIR: nothing to stop"; exit 0; }
 T0=$(date +%s%N)
 
 no_jobs() { [ -z "$(squeue -h -o %i 2>/dev/null)" ] && squeue -h >/dev/null 2>&1; }
